@@ -1,0 +1,18 @@
+"""graphkern.graph: the Graph, its formats, generators, readers and writers."""
+
+from .generators import (
+    GRAPH500_SEED,
+    graph500_random_doubles,
+    kronecker,
+    kronecker_edges,
+    uniform,
+    uniform_edges,
+)
+from .graph import COO, CSC, CSR, FORMATS, Graph
+from .io import load, read_edgelist, read_mtx, save
+
+__all__ = [
+    "Graph", "COO", "CSR", "CSC", "FORMATS",
+    "kronecker_edges", "kronecker", "uniform_edges", "uniform", "graph500_random_doubles", "GRAPH500_SEED",
+    "read_edgelist", "read_mtx", "save", "load",
+]

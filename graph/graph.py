@@ -1,0 +1,600 @@
+"""The :class:`Graph`: one directed (multi)graph or bipartite block, in up to three sparse formats.
+
+A graph holds an edge set with stable edge ids ``0 .. E-1`` and any of three index formats, each built on
+first use from one that exists and cached:
+
+``coo``  ``(src, dst, eids)``: edge list; slot ``j`` is the edge with id ``eids[j]``.
+``csr``  ``(indptr, indices, eids)``: rows are sources, ``indices`` are destinations (out-edges).
+``csc``  ``(indptr, indices, eids)``: rows are destinations, ``indices`` are sources (in-edges).
+
+Every format change is one stable parallel counting sort (:mod:`graphkern.kernels.cpu.sort`), so within a
+row edges keep the order they had in the format they came from, and ``eids`` always maps a slot back to
+the edge id, so edge features indexed by edge id work with every format. Multi-edges and self-loops are
+kept; :meth:`Graph.simple` drops them on request.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple
+
+import numpy as np
+
+from .._validate import (
+    as_index_array,
+    check_ids_in_range,
+    check_indptr,
+    check_int_scalar,
+    check_permutation,
+    choose_idtype,
+    to_host_array,
+)
+from ..kernels.cpu import sort as _sort
+
+__all__ = ["Graph", "COO", "CSR", "CSC", "FORMATS"]
+
+FORMATS = ("coo", "csr", "csc")
+
+
+class COO(NamedTuple):
+    """Edge list: slot ``j`` is the edge ``src[j] -> dst[j]`` with id ``eids[j]``."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    eids: np.ndarray
+
+
+class CSR(NamedTuple):
+    """Compressed rows: the out-edges of row ``r`` are slots ``indptr[r]:indptr[r+1]``."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    eids: np.ndarray
+
+
+class CSC(NamedTuple):
+    """Compressed columns: the in-edges of destination ``v`` are slots ``indptr[v]:indptr[v+1]``."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    eids: np.ndarray
+
+
+def _normalise_formats(formats) -> frozenset:
+    if formats is None or formats == "any":
+        return frozenset(FORMATS)
+    if isinstance(formats, str):
+        formats = [formats]
+    chosen = frozenset(formats)
+    bad = sorted(f for f in chosen if f not in FORMATS)
+    if bad or not chosen:
+        raise ValueError(f"argument 'formats': expected a non-empty subset of {list(FORMATS)}, found {list(formats)}")
+    return chosen
+
+
+class Graph:
+    """A directed graph (or bipartite block) with stable edge ids and lazily built sparse formats.
+
+    Build one with :meth:`from_coo`, :meth:`from_csr`, :meth:`from_csc`, :meth:`from_scipy`,
+    :meth:`from_networkx` or :meth:`from_edge_index`; never through the constructor.
+
+    Examples
+    --------
+    >>> import numpy as np, graphkern as gk
+    >>> g = gk.Graph.from_coo(np.array([0, 0, 2]), np.array([1, 2, 1]), num_nodes=3)
+    >>> g.num_edges, g.in_degrees().tolist()
+    (3, [0, 2, 1])
+    >>> g.csc().indices.tolist(), g.csc().eids.tolist()
+    ([0, 2, 0], [0, 2, 1])
+    """
+
+    __slots__ = ("_num_src", "_num_dst", "_num_edges", "_idtype", "_allowed", "_formats", "_identity",
+                 "_is_block", "edata", "ndata", "__weakref__")
+
+    def __init__(self, *, _num_src, _num_dst, _num_edges, _idtype, _allowed, _formats, _identity, _is_block):
+        self._num_src = int(_num_src)
+        self._num_dst = int(_num_dst)
+        self._num_edges = int(_num_edges)
+        self._idtype = np.dtype(_idtype)
+        self._allowed = frozenset(_allowed)
+        # name -> (a, b, eids or None); eids None means slot j holds edge j (only then is it in _identity)
+        self._formats: dict[str, tuple] = dict(_formats)
+        self._identity = set(_identity)
+        self._is_block = bool(_is_block)
+        self.edata: dict[str, np.ndarray] = {}
+        self.ndata: dict[str, np.ndarray] = {}
+        self._restrict_to_allowed()
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_coo(cls, src, dst, num_nodes=None, *, idtype=None, formats=None) -> "Graph":
+        """A graph from an edge list: edge ``i`` is ``src[i] -> dst[i]`` and has id ``i``.
+
+        Parameters
+        ----------
+        src, dst : array_like of int
+            Endpoints, equal lengths. Any integer dtype; they are converted to ``idtype``.
+        num_nodes : int or (int, int), optional
+            Node count, or ``(num_src, num_dst)`` for a bipartite block. Default: ``max id + 1``.
+        idtype : {None, 'int32', 'int64'}
+            Id dtype; by default int32 when every id and the edge count fit.
+        formats : str or list of str, optional
+            The formats that may be built (default all of ``coo``, ``csr``, ``csc``).
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> g = gk.Graph.from_coo([0, 1], [1, 2], num_nodes=(2, 3))
+        >>> g.num_src, g.num_dst, g.idtype
+        (2, 3, dtype('int32'))
+        """
+        src = as_index_array("src", src)
+        dst = as_index_array("dst", dst)
+        if src.size != dst.size:
+            raise ValueError(f"arguments 'src' and 'dst': expected equal lengths, found {src.size} and {dst.size}")
+        num_src, num_dst, is_block = cls._node_counts(num_nodes, src, dst)
+        check_ids_in_range("src", src, num_src)
+        check_ids_in_range("dst", dst, num_dst)
+        dtype = choose_idtype("idtype", idtype, max(num_src, num_dst, src.size))
+        src = as_index_array("src", src, dtype)
+        dst = as_index_array("dst", dst, dtype)
+        return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=src.size, _idtype=dtype,
+                   _allowed=_normalise_formats(formats), _formats={"coo": (src, dst, None)},
+                   _identity={"coo"}, _is_block=is_block)
+
+    @staticmethod
+    def _node_counts(num_nodes, src, dst):
+        if num_nodes is None:
+            n = 0
+            if src.size:
+                n = max(int(src.max()), int(dst.max())) + 1
+            return n, n, False
+        if isinstance(num_nodes, (tuple, list)):
+            if len(num_nodes) != 2:
+                raise ValueError(f"argument 'num_nodes': expected an int or (num_src, num_dst), found {num_nodes!r}")
+            return (check_int_scalar("num_nodes[0]", num_nodes[0], low=0),
+                    check_int_scalar("num_nodes[1]", num_nodes[1], low=0), True)
+        n = check_int_scalar("num_nodes", num_nodes, low=0)
+        return n, n, False
+
+    @classmethod
+    def _from_compressed(cls, kind, indptr, indices, eids, num_other, idtype, formats, other_name):
+        indptr = as_index_array("indptr", indptr)
+        indices = as_index_array("indices", indices)
+        check_indptr("indptr", indptr, indices.size)
+        num_rows = indptr.size - 1
+        if num_other is None:
+            num_other = num_rows
+            is_block = False
+        else:
+            num_other = check_int_scalar(other_name, num_other, low=0)
+            is_block = num_other != num_rows
+        check_ids_in_range("indices", indices, num_other)
+        dtype = choose_idtype("idtype", idtype, max(num_rows, num_other, indices.size))
+        indptr = as_index_array("indptr", indptr, dtype)
+        indices = as_index_array("indices", indices, dtype)
+        identity = set()
+        if eids is None:
+            identity.add(kind)
+        else:
+            eids = as_index_array("eids", eids, dtype)
+            check_permutation("eids", eids, indices.size)
+        num_src, num_dst = (num_rows, num_other) if kind == "csr" else (num_other, num_rows)
+        return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=indices.size, _idtype=dtype,
+                   _allowed=_normalise_formats(formats), _formats={kind: (indptr, indices, eids)},
+                   _identity=identity, _is_block=is_block)
+
+    @classmethod
+    def from_csr(cls, indptr, indices, eids=None, num_dst=None, *, idtype=None, formats=None) -> "Graph":
+        """A graph from its out-edge CSR: row ``r``'s destinations are ``indices[indptr[r]:indptr[r+1]]``.
+
+        ``eids[j]`` is the edge id of slot ``j`` (a permutation of ``0..E-1``; default: the slot itself).
+        ``num_dst`` defaults to the number of rows (a square graph).
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> g = gk.Graph.from_csr([0, 2, 3], [0, 1, 0])
+        >>> g.out_degrees().tolist(), g.edges()[1].tolist()
+        ([2, 1], [0, 1, 0])
+        """
+        return cls._from_compressed("csr", indptr, indices, eids, num_dst, idtype, formats, "num_dst")
+
+    @classmethod
+    def from_csc(cls, indptr, indices, eids=None, num_src=None, *, idtype=None, formats=None) -> "Graph":
+        """A graph from its in-edge CSC: destination ``v``'s sources are ``indices[indptr[v]:indptr[v+1]]``.
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> g = gk.Graph.from_csc([0, 0, 2], [0, 1])
+        >>> g.edges()[0].tolist(), g.edges()[1].tolist()
+        ([0, 1], [1, 1])
+        """
+        return cls._from_compressed("csc", indptr, indices, eids, num_src, idtype, formats, "num_src")
+
+    @classmethod
+    def from_scipy(cls, matrix, *, idtype=None, formats=None, edge_data: str | None = None) -> "Graph":
+        """A graph with an edge ``i -> j`` for every stored non-zero ``A[i, j]``.
+
+        Edge ids follow the CSR order of ``A`` (row by row, in the stored column order). Explicit zeros are
+        not edges; duplicate entries of an unsummed matrix are parallel edges. With ``edge_data="w"`` the
+        values go to ``g.edata["w"]``. The caller's matrix is not modified.
+
+        Examples
+        --------
+        >>> import scipy.sparse as sp, graphkern as gk
+        >>> g = gk.Graph.from_scipy(sp.csr_array([[0, 2.0], [3.0, 0]]), edge_data="w")
+        >>> g.num_edges, g.edata["w"].tolist()
+        (2, [2.0, 3.0])
+        """
+        import scipy.sparse as sp
+
+        if not (sp.issparse(matrix)):
+            raise TypeError(f"argument 'matrix': expected a scipy.sparse matrix or array, found {type(matrix).__name__}")
+        if matrix.ndim != 2:
+            raise ValueError(f"argument 'matrix': expected 2-D, found {matrix.ndim}-D")
+        csr = matrix.tocsr()
+        keep = csr.data != 0
+        _, num_cols = csr.shape
+        if not keep.all():
+            counts = np.concatenate([[0], np.cumsum(keep)])
+            indptr = counts[csr.indptr]
+            indices = csr.indices[keep]
+            data = csr.data[keep]
+        else:
+            indptr, indices, data = csr.indptr, csr.indices, csr.data
+        g = cls._from_compressed("csr", indptr, indices, None, num_cols, idtype, formats, "num_dst")
+        if edge_data is not None:
+            g.edata[edge_data] = np.ascontiguousarray(data)
+        return g
+
+    @classmethod
+    def from_edge_index(cls, edge_index, num_nodes=None, *, idtype=None, formats=None) -> "Graph":
+        """A graph from a PyG-style ``(2, E)`` edge index: row 0 sources, row 1 destinations.
+
+        Examples
+        --------
+        >>> import numpy as np, graphkern as gk
+        >>> gk.Graph.from_edge_index(np.array([[0, 1], [1, 2]])).num_dst
+        3
+        """
+        ei = to_host_array("edge_index", edge_index)
+        if ei.ndim != 2 or ei.shape[0] != 2:
+            raise ValueError(f"argument 'edge_index': expected shape (2, E), found {ei.shape}")
+        return cls.from_coo(ei[0], ei[1], num_nodes=num_nodes, idtype=idtype, formats=formats)
+
+    @classmethod
+    def from_networkx(cls, nx_graph, *, edge_attrs: Iterable[str] = (), idtype=None, formats=None) -> "Graph":
+        """A graph from a networkx graph; node ``i`` is the ``i``-th node of ``nx_graph.nodes``.
+
+        Directed graphs keep their edges; an undirected edge ``{u, v}`` becomes ``u -> v`` and ``v -> u``
+        (a self-loop once); multigraphs keep parallel edges. Listed edge attributes go to ``g.edata``.
+        The original node labels are in ``g.ndata["label"]`` when they are not ``0..n-1``.
+
+        Examples
+        --------
+        >>> import networkx as nx, graphkern as gk
+        >>> gk.Graph.from_networkx(nx.path_graph(3)).num_edges
+        4
+        """
+        nodes = list(nx_graph.nodes)
+        index = {node: i for i, node in enumerate(nodes)}
+        edge_attrs = list(edge_attrs)
+        edges = list(nx_graph.edges(data=True))
+        src = np.fromiter((index[u] for u, _, _ in edges), dtype=np.int64, count=len(edges))
+        dst = np.fromiter((index[v] for _, v, _ in edges), dtype=np.int64, count=len(edges))
+        attrs = {}
+        for name in edge_attrs:
+            try:
+                attrs[name] = np.array([d[name] for _, _, d in edges])
+            except KeyError as exc:
+                raise ValueError(f"argument 'edge_attrs': edge attribute {name!r} is missing on some edges") from exc
+        if not nx_graph.is_directed():
+            back = src != dst
+            src, dst = np.concatenate([src, dst[back]]), np.concatenate([dst, src[back]])
+            attrs = {k: np.concatenate([v, v[back]]) for k, v in attrs.items()}
+        g = cls.from_coo(src, dst, num_nodes=len(nodes), idtype=idtype, formats=formats)
+        g.edata.update(attrs)
+        if nodes != list(range(len(nodes))):
+            try:
+                g.ndata["label"] = np.array(nodes)
+            except Exception:  # pragma: no cover - labels numpy cannot hold stay in networkx
+                pass
+        return g
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def num_src(self) -> int:
+        """Number of source nodes (rows of the adjacency matrix)."""
+        return self._num_src
+
+    @property
+    def num_dst(self) -> int:
+        """Number of destination nodes (columns of the adjacency matrix)."""
+        return self._num_dst
+
+    @property
+    def num_nodes(self) -> int:
+        """Number of nodes of a square graph (a bipartite block has ``num_src`` and ``num_dst``)."""
+        if self._num_src != self._num_dst:
+            raise ValueError(f"num_nodes: this block has {self._num_src} source and {self._num_dst} destination nodes")
+        return self._num_src
+
+    @property
+    def num_edges(self) -> int:
+        """Number of edges, multi-edges and self-loops included."""
+        return self._num_edges
+
+    @property
+    def idtype(self) -> np.dtype:
+        """Dtype of node and edge ids in every format (int32 or int64)."""
+        return self._idtype
+
+    @property
+    def is_block(self) -> bool:
+        """True for a bipartite block built with ``num_nodes=(num_src, num_dst)``."""
+        return self._is_block
+
+    def __repr__(self) -> str:
+        created = ", ".join(sorted(self._formats))
+        return (f"Graph(num_src={self._num_src}, num_dst={self._num_dst}, num_edges={self._num_edges}, "
+                f"idtype={self._idtype}, formats=[{created}])")
+
+    # ------------------------------------------------------------------ formats
+
+    def formats(self, formats=None):
+        """Without arguments, the formats created and not yet created (as DGL reports them).
+
+        With a format name or list, a graph sharing this one's arrays that may only use those formats
+        (one of them is built now if none exists).
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> g = gk.Graph.from_coo([0], [1])
+        >>> g.formats()
+        {'created': ['coo'], 'not created': ['csr', 'csc']}
+        >>> g.formats("csc").formats()
+        {'created': ['csc'], 'not created': []}
+        """
+        if formats is None:
+            created = [f for f in FORMATS if f in self._formats]
+            return {"created": created, "not created": [f for f in FORMATS if f in self._allowed and f not in created]}
+        allowed = _normalise_formats(formats)
+        have = [f for f in FORMATS if f in allowed and f in self._formats]
+        if not have:
+            target = next(f for f in ("csc", "csr", "coo") if f in allowed)
+            self._build(target)
+        return self._clone(allowed=allowed)
+
+    def _clone(self, *, allowed=None) -> "Graph":
+        g = Graph(_num_src=self._num_src, _num_dst=self._num_dst, _num_edges=self._num_edges,
+                  _idtype=self._idtype, _allowed=self._allowed if allowed is None else allowed,
+                  _formats=self._formats, _identity=self._identity, _is_block=self._is_block)
+        g.edata = dict(self.edata)
+        g.ndata = dict(self.ndata)
+        return g
+
+    def _restrict_to_allowed(self):
+        for name in list(self._formats):
+            if name not in self._allowed:
+                if not any(f in self._formats for f in self._allowed):
+                    # build an allowed format from this one before dropping it
+                    self._build(next(f for f in ("csc", "csr", "coo") if f in self._allowed), allow_any=True)
+                del self._formats[name]
+                self._identity.discard(name)
+
+    def has_format(self, name: str) -> bool:
+        """Whether ``name`` is created already (no work needed to use it)."""
+        return name in self._formats
+
+    def allows_format(self, name: str) -> bool:
+        """Whether ``name`` may be built for this graph."""
+        return name in self._allowed
+
+    def _raw(self, name: str) -> tuple:
+        """``(a, b, eids_or_None)`` of a format, building it if needed; ``None`` eids mean identity."""
+        if name not in self._formats:
+            self._build(name)
+        return self._formats[name]
+
+    def _build(self, name: str, allow_any: bool = False) -> None:
+        if name in self._formats:
+            return
+        if not allow_any and name not in self._allowed:
+            raise ValueError(
+                f"format '{name}' is not allowed for this graph (allowed: {sorted(self._allowed)}); "
+                f"call g.formats([...]) to allow it"
+            )
+        f = self._formats
+        if name == "coo":
+            if "csr" in f:
+                indptr, indices, eids = f["csr"]
+                rows = _sort.expand_indptr(indptr, np.empty(indices.size, dtype=self._idtype))
+                f["coo"] = (rows, indices, eids)
+                if "csr" in self._identity:
+                    self._identity.add("coo")
+            else:
+                indptr, indices, eids = f["csc"]
+                cols = _sort.expand_indptr(indptr, np.empty(indices.size, dtype=self._idtype))
+                f["coo"] = (indices, cols, eids)
+                if "csc" in self._identity:
+                    self._identity.add("coo")
+            return
+        rows_are_src = name == "csr"
+        num_rows = self._num_src if rows_are_src else self._num_dst
+        other = "csc" if rows_are_src else "csr"
+        if other in f:
+            indptr, indices, eids = f[other]
+            f[name] = _sort.transpose_compressed(indptr, indices, eids, num_rows)
+        else:
+            src, dst, eids = f["coo"]
+            keys, vals = (src, dst) if rows_are_src else (dst, src)
+            f[name] = _sort.coo_to_compressed(keys, vals, eids, num_rows)
+
+    def _eids_or_arange(self, name: str) -> np.ndarray:
+        a, b, eids = self._raw(name)
+        if eids is None:
+            eids = np.arange(self._num_edges, dtype=self._idtype)
+            self._formats[name] = (a, b, eids)
+            # the arange is still the identity; kernels may keep skipping the indirection
+        return eids
+
+    def coo(self) -> COO:
+        """The edge list ``(src, dst, eids)``, built if needed."""
+        src, dst, _ = self._raw("coo")
+        return COO(src, dst, self._eids_or_arange("coo"))
+
+    def csr(self) -> CSR:
+        """The out-edge CSR ``(indptr, indices, eids)``, built if needed."""
+        indptr, indices, _ = self._raw("csr")
+        return CSR(indptr, indices, self._eids_or_arange("csr"))
+
+    def csc(self) -> CSC:
+        """The in-edge CSC ``(indptr, indices, eids)``, built if needed."""
+        indptr, indices, _ = self._raw("csc")
+        return CSC(indptr, indices, self._eids_or_arange("csc"))
+
+    def eids_are_identity(self, name: str) -> bool:
+        """True when slot ``j`` of format ``name`` holds edge ``j`` (kernels skip the indirection)."""
+        return name in self._identity
+
+    # ------------------------------------------------------------------ queries and transforms
+
+    def _degrees(self, compressed: str, coo_column: int, count: int) -> np.ndarray:
+        out = np.empty(count, dtype=self._idtype)
+        if compressed in self._formats:
+            return _sort.degrees_from_indptr(self._formats[compressed][0], out)
+        if "coo" in self._formats:
+            return _sort.histogram(self._formats["coo"][coo_column], count, self._idtype)
+        other = "csc" if compressed == "csr" else "csr"
+        return _sort.histogram(self._formats[other][1], count, self._idtype)
+
+    def in_degrees(self) -> np.ndarray:
+        """Number of in-edges of every destination node (multi-edges counted)."""
+        return self._degrees("csc", 1, self._num_dst)
+
+    def out_degrees(self) -> np.ndarray:
+        """Number of out-edges of every source node (multi-edges counted)."""
+        return self._degrees("csr", 0, self._num_src)
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(src, dst)`` ordered by edge id: ``src[e] -> dst[e]`` is edge ``e``."""
+        name = next((f for f in ("coo", "csr", "csc") if f in self._identity), None)
+        if name == "coo":
+            src, dst, _ = self._formats["coo"]
+            return src, dst
+        src, dst, eids = self._raw("coo")
+        if name is not None or eids is None:
+            return src, dst
+        out_src = _sort.scatter_by_eid(src, eids, np.empty_like(src))
+        out_dst = _sort.scatter_by_eid(dst, eids, np.empty_like(dst))
+        return out_src, out_dst
+
+    def reverse(self) -> "Graph":
+        """The transposed graph (every edge ``u -> v`` becomes ``v -> u``) with the same edge ids.
+
+        No data is copied: the CSC of this graph is the CSR of the reverse and vice versa.
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> r = gk.Graph.from_coo([0, 0], [1, 2]).reverse()
+        >>> r.out_degrees().tolist()
+        [0, 1, 1]
+        """
+        swap = {"coo": "coo", "csr": "csc", "csc": "csr"}
+        formats = {}
+        for name, (a, b, eids) in self._formats.items():
+            formats[swap[name]] = (b, a, eids) if name == "coo" else (a, b, eids)
+        g = Graph(_num_src=self._num_dst, _num_dst=self._num_src, _num_edges=self._num_edges,
+                  _idtype=self._idtype, _allowed={swap[f] for f in self._allowed}, _formats=formats,
+                  _identity={swap[f] for f in self._identity}, _is_block=self._is_block)
+        g.edata = dict(self.edata)
+        return g
+
+    def simple(self, *, return_eids: bool = False):
+        """A copy without self-loops and parallel edges (the first edge id of each pair is kept).
+
+        The result's edges are numbered in CSR order with sorted destinations. With ``return_eids=True``
+        also returns, for each new edge, the id it had here (to carry edge data over).
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> g = gk.Graph.from_coo([0, 0, 1, 1], [1, 1, 1, 0])
+        >>> s, kept = g.simple(return_eids=True)
+        >>> s.edges()[0].tolist(), s.edges()[1].tolist(), kept.tolist()
+        ([0, 1], [1, 0], [0, 3])
+        """
+        indptr, indices, eids = self.sorted_csr()
+        keep = _sort.mark_unique_sorted_rows(indptr, indices, not self._is_block, np.empty(indices.size, np.bool_))
+        kept_before = np.zeros(indices.size + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept_before[1:])
+        new_indptr = kept_before[indptr].astype(self._idtype)
+        g = Graph(_num_src=self._num_src, _num_dst=self._num_dst, _num_edges=int(kept_before[-1]),
+                  _idtype=self._idtype, _allowed=self._allowed | {"csr"},
+                  _formats={"csr": (new_indptr, indices[keep], None)}, _identity={"csr"},
+                  _is_block=self._is_block)
+        g.ndata = dict(self.ndata)
+        return (g, eids[keep]) if return_eids else g
+
+    def sorted_csr(self) -> CSR:
+        """A CSR whose rows list destinations in ascending order (parallel edges in edge-id order).
+
+        Two stable count sorts, to CSC and back; the graph's own CSR is not changed.
+        """
+        if "csc" in self._formats or "csc" in self._allowed:
+            indptr, indices, eids = self._raw("csc")
+        elif "coo" in self._formats:
+            src, dst, coo_eids = self._formats["coo"]
+            indptr, indices, eids = _sort.coo_to_compressed(dst, src, coo_eids, self._num_dst)
+        else:
+            csr_indptr, csr_indices, csr_eids = self._formats["csr"]
+            indptr, indices, eids = _sort.transpose_compressed(csr_indptr, csr_indices, csr_eids, self._num_dst)
+        return CSR(*_sort.transpose_compressed(indptr, indices, eids, self._num_src))
+
+    def to_scipy(self, fmt: str = "csr", data=None):
+        """The adjacency matrix as a ``scipy.sparse`` array of shape ``(num_src, num_dst)``.
+
+        ``data`` is one value per edge, indexed by edge id (default: ones as float32). Parallel edges are
+        separate stored entries (SciPy sums them when it canonicalises).
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> gk.Graph.from_coo([0, 1], [1, 0]).to_scipy().toarray().tolist()
+        [[0.0, 1.0], [1.0, 0.0]]
+        """
+        import scipy.sparse as sp
+
+        if fmt not in FORMATS:
+            raise ValueError(f"argument 'fmt': expected one of {list(FORMATS)}, found {fmt!r}")
+        if data is None:
+            values = None
+        else:
+            data = to_host_array("data", data)
+            if data.shape[:1] != (self._num_edges,):
+                raise ValueError(f"argument 'data': expected {self._num_edges} values (one per edge), found shape {data.shape}")
+        shape = (self._num_src, self._num_dst)
+        if fmt == "coo":
+            src, dst, eids = self.coo()
+            values = np.ones(self._num_edges, np.float32) if data is None else data[eids]
+            return sp.coo_array((values, (src, dst)), shape=shape)
+        a, b, eids = (self.csr() if fmt == "csr" else self.csc())
+        values = np.ones(self._num_edges, np.float32) if data is None else data[eids]
+        if fmt == "csr":
+            return sp.csr_array((values, b, a), shape=shape)
+        return sp.csc_array((values, b, a), shape=shape)
+
+    def to_networkx(self):
+        """A ``networkx.MultiDiGraph`` with nodes ``0..n-1`` and an ``id`` attribute per edge."""
+        import networkx as nx
+
+        G = nx.MultiDiGraph()
+        G.add_nodes_from(range(max(self._num_src, self._num_dst)))
+        src, dst = self.edges()
+        G.add_edges_from((int(u), int(v), {"id": e}) for e, (u, v) in enumerate(zip(src, dst)))
+        return G

@@ -1,0 +1,29 @@
+"""graphkern: graph kernels in pure Python, compiled by Numba for CPUs and NVIDIA GPUs.
+
+>>> import graphkern as gk
+>>> g = gk.graph.kronecker(8)
+>>> g.num_nodes
+256
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import graph
+from ._config import BACKENDS, get_backend, resolve_backend, set_backend, use_backend
+from ._info import show_config
+from .dispatch import Plan, explain
+from .errors import BackendUnavailableError, GraphkernError, Graph500ValidationError
+from .graph import Graph
+
+try:
+    __version__ = version("graphkern")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "Graph", "graph",
+    "set_backend", "get_backend", "use_backend", "resolve_backend", "BACKENDS", "show_config",
+    "explain", "Plan",
+    "GraphkernError", "BackendUnavailableError", "Graph500ValidationError",
+    "__version__",
+]

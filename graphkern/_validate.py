@@ -1,0 +1,145 @@
+"""Input validation: the one place where user input is checked, before any compiled code runs.
+
+Every error names the argument, what was expected and what was found, so the message alone says how to
+fix the call. Checks never modify the caller's arrays; conversions make copies. Compiled kernels trust
+what passed here and do no checking of their own.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"ndarray of dtype {value.dtype} and shape {value.shape}"
+    return f"{type(value).__name__} {value!r}" if np.isscalar(value) or value is None else type(value).__name__
+
+
+def check_int_scalar(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """An integer scalar (Python or NumPy, not bool) within ``[low, high]``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"argument '{name}': expected an integer, found {_describe(value)}")
+    value = int(value)
+    if low is not None and value < low:
+        raise ValueError(f"argument '{name}': expected an integer >= {low}, found {value}")
+    if high is not None and value > high:
+        raise ValueError(f"argument '{name}': expected an integer <= {high}, found {value}")
+    return value
+
+
+def check_choice(name: str, value: Any, choices) -> str:
+    """One of a fixed set of names; the error lists the valid ones."""
+    if not isinstance(value, str) or value not in choices:
+        valid = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"argument '{name}': expected one of {valid}, found {value!r}")
+    return value
+
+
+def is_device_array(obj: Any) -> bool:
+    """True for objects that live on a CUDA device (numba device arrays, CuPy, torch CUDA tensors)."""
+    return hasattr(obj, "__cuda_array_interface__")
+
+
+def to_host_array(name: str, obj: Any) -> np.ndarray:
+    """A NumPy view of ``obj`` (NumPy arrays, sequences, CPU torch tensors); no copy when possible."""
+    if isinstance(obj, np.ndarray):
+        return obj
+    if is_device_array(obj):
+        raise TypeError(
+            f"argument '{name}': expected a host array (NumPy or a CPU tensor), found a CUDA device array "
+            f"({type(obj).__name__}); device inputs need the cuda backend"
+        )
+    if hasattr(obj, "detach") and hasattr(obj, "numpy"):  # torch.Tensor on the CPU, without importing torch
+        return obj.detach().numpy()
+    try:
+        return np.asarray(obj)
+    except Exception as exc:  # pragma: no cover - numpy's own message is kept in the chain
+        raise TypeError(f"argument '{name}': expected an array, found {_describe(obj)}") from exc
+
+
+def as_index_array(name: str, obj: Any, dtype=None, *, ndim: int = 1) -> np.ndarray:
+    """A C-contiguous integer array of ``dtype`` (the caller's array itself when it already is one).
+
+    Rejects floats, booleans and objects: ids are never silently truncated.
+    """
+    arr = to_host_array(name, obj)
+    if arr.ndim != ndim:
+        raise ValueError(f"argument '{name}': expected a {ndim}-D array, found {arr.ndim}-D with shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        if arr.size == 0 and arr.dtype.kind == "f":  # np.asarray([]) is float64; an empty list is fine
+            arr = arr.astype(np.int64)
+        else:
+            raise TypeError(f"argument '{name}': expected an integer array, found dtype {arr.dtype}")
+    if dtype is not None and arr.dtype != dtype:
+        if arr.size and arr.dtype.kind == "u" and int(arr.max()) > np.iinfo(dtype).max:
+            raise ValueError(f"argument '{name}': values up to {int(arr.max())} do not fit {np.dtype(dtype)}")
+        if arr.size and np.dtype(dtype).itemsize < arr.dtype.itemsize:
+            lo, hi = int(arr.min()), int(arr.max())
+            info = np.iinfo(dtype)
+            if lo < info.min or hi > info.max:
+                raise ValueError(f"argument '{name}': values in [{lo}, {hi}] do not fit {np.dtype(dtype)}")
+        arr = arr.astype(dtype)
+    return np.ascontiguousarray(arr)
+
+
+def check_ids_in_range(name: str, ids: np.ndarray, upper: int, what: str = "node ids") -> None:
+    """All of ``ids`` in ``[0, upper)``; the message gives the first offending position."""
+    if ids.size == 0:
+        return
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0:
+        pos = int(np.argmax(ids < 0))
+        raise ValueError(f"argument '{name}': expected {what} >= 0, found {ids[pos]} at position {pos}")
+    if hi >= upper:
+        pos = int(np.argmax(ids >= upper))
+        raise ValueError(f"argument '{name}': expected {what} < {upper}, found {ids[pos]} at position {pos}")
+
+
+def check_indptr(name: str, indptr: np.ndarray, nnz: int) -> None:
+    """A CSR row pointer: starts at 0, never decreases, ends at ``nnz``."""
+    if indptr.size == 0:
+        raise ValueError(f"argument '{name}': expected at least one entry (num_rows + 1), found 0")
+    if int(indptr[0]) != 0:
+        raise ValueError(f"argument '{name}': expected indptr[0] == 0, found {int(indptr[0])}")
+    if int(indptr[-1]) != nnz:
+        raise ValueError(f"argument '{name}': expected indptr[-1] == len(indices) == {nnz}, found {int(indptr[-1])}")
+    steps = np.diff(indptr)
+    if steps.size and int(steps.min()) < 0:
+        pos = int(np.argmax(steps < 0))
+        raise ValueError(
+            f"argument '{name}': expected a non-decreasing indptr, found indptr[{pos}] = {int(indptr[pos])} > "
+            f"indptr[{pos + 1}] = {int(indptr[pos + 1])}"
+        )
+
+
+def check_permutation(name: str, eids: np.ndarray, size: int) -> None:
+    """``eids`` holds every id in ``[0, size)`` exactly once."""
+    if eids.size != size:
+        raise ValueError(f"argument '{name}': expected {size} edge ids, found {eids.size}")
+    check_ids_in_range(name, eids, size, "edge ids")
+    seen = np.bincount(eids, minlength=size) if size else np.zeros(0, dtype=np.int64)
+    if size and int(seen.max()) > 1:
+        dup = int(np.argmax(seen > 1))
+        raise ValueError(f"argument '{name}': expected unique edge ids, found {dup} {int(seen[dup])} times")
+
+
+def choose_idtype(name: str, requested, largest: int) -> np.dtype:
+    """int32 when every id and count fits (``largest`` is the biggest of them), else int64; or as asked."""
+    if requested is None:
+        return np.dtype(np.int32) if largest <= INT32_MAX else np.dtype(np.int64)
+    try:
+        dtype = np.dtype(requested)
+    except TypeError as exc:
+        raise TypeError(f"argument '{name}': expected int32 or int64, found {requested!r}") from exc
+    if dtype not in INDEX_DTYPES:
+        raise TypeError(f"argument '{name}': expected int32 or int64, found {dtype}")
+    if dtype == np.int32 and largest > INT32_MAX:
+        raise ValueError(f"argument '{name}': int32 cannot hold {largest} nodes or edges; use int64")
+    return dtype

@@ -1,0 +1,228 @@
+"""Graph generators compiled for the CPU: the Graph500 Kronecker generator, bit for bit.
+
+The Graph500 reference (``generator/graph_generator.c``, ``splittable_mrg.c``) draws every edge from its
+own substream of an order-5 multiple recursive generator (MRG, modulus ``p = 2**31 - 1``): edge ``ei``
+starts from ``A**(ei * 2**64) @ seed`` where ``A`` is the generator's 5x5 transition matrix. Edges are
+therefore independent and the generator is embarrassingly parallel. We split the edges into chunks; a chunk
+jumps to its first edge with the binary powers of ``B = A**(2**64)`` and then advances one edge at a time by
+a single multiplication with ``B``.
+
+All arithmetic mod ``p`` reduces after every product: five products of 31-bit numbers overflow 64 bits.
+The vertex-label scramble uses wrapping ``uint64`` arithmetic, as the C code does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+MRG_MODULUS = (1 << 31) - 1
+MRG_X = 107374182
+MRG_Y = 104480
+# Graph500 initiator A=0.57, B=0.19, C=0.19 (D=0.05) as integer thresholds out of 10000.
+_INITIATOR_DENOMINATOR = 10000
+# Reject draws below this so that ``value % 10000`` is unbiased: (2**31 - 1) % 10000.
+_BERNOULLI_REJECT_BELOW = MRG_MODULUS % _INITIATOR_DENOMINATOR
+_SCRAMBLE_MULT0 = np.uint64(0x4519840211493211)
+_SCRAMBLE_MULT1 = np.uint64(0x3050852102C843A5)
+EDGES_PER_CHUNK = 1 << 12
+
+
+# --- exact host-side matrix powers (Python integers; only a few hundred 5x5 products) -------------------
+
+def _transition_matrix():
+    a = [[0] * 5 for _ in range(5)]
+    a[0][0] = MRG_X
+    a[0][4] = MRG_Y
+    for i in range(1, 5):
+        a[i][i - 1] = 1
+    return a
+
+
+def _matmul_mod(a, b):
+    return [[sum(a[i][k] * b[k][j] for k in range(5)) % MRG_MODULUS for j in range(5)] for i in range(5)]
+
+
+def mrg_matrix_power(exponent: int):
+    """``A**exponent mod p`` as a list of lists (exact, any size of exponent)."""
+    result = [[int(i == j) for j in range(5)] for i in range(5)]
+    base = _transition_matrix()
+    while exponent:
+        if exponent & 1:
+            result = _matmul_mod(result, base)
+        base = _matmul_mod(base, base)
+        exponent >>= 1
+    return result
+
+
+def mrg_seed(userseed1: int, userseed2: int) -> np.ndarray:
+    """The reference's ``make_mrg_seed``: five state words in ``[1, p)`` from two 64-bit seeds."""
+    s1 = userseed1 & ((1 << 64) - 1)
+    s2 = userseed2 & ((1 << 64) - 1)
+    mask30 = 0x3FFFFFFF
+    return np.array(
+        [
+            (s1 & mask30) + 1,
+            ((s1 >> 30) & mask30) + 1,
+            (s2 & mask30) + 1,
+            ((s2 >> 30) & mask30) + 1,
+            ((s2 >> 60) << 4) + (s1 >> 60) + 1,
+        ],
+        dtype=np.int64,
+    )
+
+
+def edge_stride_powers(bits: int = 64) -> np.ndarray:
+    """``(bits, 5, 5)`` table of ``B**(2**k)`` with ``B = A**(2**64)``, the jump from one edge to the next."""
+    out = np.empty((bits, 5, 5), dtype=np.int64)
+    power = mrg_matrix_power(1 << 64)
+    for k in range(bits):
+        out[k] = np.array(power, dtype=np.int64)
+        power = _matmul_mod(power, power)
+    return out
+
+
+def skip_state(state: np.ndarray, exponent: int) -> np.ndarray:
+    """``A**exponent @ state`` (host side, exact)."""
+    m = mrg_matrix_power(exponent)
+    z = [int(v) for v in state]
+    return np.array([sum(m[i][k] * z[k] for k in range(5)) % MRG_MODULUS for i in range(5)], dtype=np.int64)
+
+
+# --- compiled pieces -----------------------------------------------------------------------------------
+
+@njit(inline="always")
+def _mod_p(x):
+    # x < 2**63; p = 2**31 - 1 is a Mersenne prime, so x mod p folds the high bits onto the low ones.
+    x = (x & MRG_MODULUS) + (x >> 31)
+    x = (x & MRG_MODULUS) + (x >> 31)
+    return x - MRG_MODULUS if x >= MRG_MODULUS else x
+
+
+@njit(inline="always")
+def _matvec_mod(m, z, out):
+    for i in range(5):
+        acc = 0
+        for k in range(5):
+            acc += _mod_p(m[i, k] * z[k])
+        out[i] = _mod_p(acc)
+
+
+@njit(inline="always")
+def _mrg_next(z):
+    """Advance the state one step and return the new first word (the reference's ``mrg_get_uint_orig``)."""
+    new = _mod_p(MRG_X * z[0] + MRG_Y * z[4])
+    z[4] = z[3]
+    z[3] = z[2]
+    z[2] = z[1]
+    z[1] = z[0]
+    z[0] = new
+    return new
+
+
+@njit(inline="always")
+def _bitreverse64(v):
+    v = ((v >> np.uint64(1)) & np.uint64(0x5555555555555555)) | ((v & np.uint64(0x5555555555555555)) << np.uint64(1))
+    v = ((v >> np.uint64(2)) & np.uint64(0x3333333333333333)) | ((v & np.uint64(0x3333333333333333)) << np.uint64(2))
+    v = ((v >> np.uint64(4)) & np.uint64(0x0F0F0F0F0F0F0F0F)) | ((v & np.uint64(0x0F0F0F0F0F0F0F0F)) << np.uint64(4))
+    v = ((v >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF)) | ((v & np.uint64(0x00FF00FF00FF00FF)) << np.uint64(8))
+    v = ((v >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF)) | ((v & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16))
+    v = (v >> np.uint64(32)) | (v << np.uint64(32))
+    return v
+
+
+@njit(inline="always")
+def _scramble(v, scale, val0, val1):
+    """The reference's vertex-label bijection on ``[0, 2**scale)``."""
+    shift = np.uint64(64 - scale)
+    x = np.uint64(v) + val0 + val1
+    x = x * (val0 | _SCRAMBLE_MULT0)
+    x = _bitreverse64(x) >> shift
+    x = x * (val1 | _SCRAMBLE_MULT1)
+    x = _bitreverse64(x) >> shift
+    return x
+
+
+@njit(inline="always")
+def _one_edge(z, scale):
+    """Draw one edge's (unscrambled) endpoints from state ``z``: one initiator quadrant per bit."""
+    n = np.int64(1) << scale
+    base_src = np.int64(0)
+    base_tgt = np.int64(0)
+    while n > 1:
+        v = _mrg_next(z)
+        while v < _BERNOULLI_REJECT_BELOW:
+            v = _mrg_next(z)
+        v = v % _INITIATOR_DENOMINATOR
+        # quadrant order in the reference: B (0,1), C (1,0), A (0,0), D (1,1)
+        if v < 1900:
+            so, to = 0, 1
+        elif v < 3800:
+            so, to = 1, 0
+        elif v < 9500:
+            so, to = 0, 0
+        else:
+            so, to = 1, 1
+        if base_src == base_tgt and so > to:  # clip-and-flip: stay in the upper triangle
+            so, to = to, so
+        n //= 2
+        base_src += n * so
+        base_tgt += n * to
+    return base_src, base_tgt
+
+
+@njit(parallel=True, cache=True)
+def kronecker_edges_range(seed_state, stride_powers, scale, val0, val1, first_edge, src, dst):
+    """Edges ``first_edge .. first_edge + len(src)`` of the Graph500 stream, written to ``src``/``dst``."""
+    num = src.size
+    num_chunks = (num + EDGES_PER_CHUNK - 1) // EDGES_PER_CHUNK
+    for c in prange(num_chunks):
+        lo = c * EDGES_PER_CHUNK
+        hi = min(num, lo + EDGES_PER_CHUNK)
+        chunk_state = seed_state.copy()
+        tmp = np.empty(5, dtype=np.int64)
+        ei = first_edge + lo
+        bit = 0
+        while ei > 0:  # jump to this chunk's first edge: B**ei = prod of B**(2**bit) over set bits
+            if ei & 1:
+                _matvec_mod(stride_powers[bit], chunk_state, tmp)
+                chunk_state[:] = tmp
+            ei >>= 1
+            bit += 1
+        edge_state = np.empty(5, dtype=np.int64)
+        for i in range(lo, hi):
+            edge_state[:] = chunk_state
+            s, t = _one_edge(edge_state, scale)
+            src[i] = _scramble(s, scale, val0, val1)
+            dst[i] = _scramble(t, scale, val0, val1)
+            _matvec_mod(stride_powers[0], chunk_state, tmp)
+            chunk_state[:] = tmp
+
+
+@njit(cache=True)
+def mrg_doubles(state, count, out):
+    """The reference's ``mrg_get_double_orig`` ``count`` times from ``state`` (advanced in place)."""
+    for i in range(count):
+        a = _mrg_next(state)
+        b = _mrg_next(state)
+        out[i] = a * 0.000000000465661287524579692 + b * 0.0000000000000000002168404346990492787
+    return out
+
+
+@njit(parallel=True, cache=True)
+def uniform_edges(seeds, num_nodes, src, dst):
+    """Uniform random endpoints: a splitmix64 stream per chunk of 2**16 edges (deterministic per seed)."""
+    num = src.size
+    chunk = 1 << 16
+    num_chunks = (num + chunk - 1) // chunk
+    for c in prange(num_chunks):
+        x = seeds[c]
+        for i in range(c * chunk, min(num, (c + 1) * chunk)):
+            x = x + np.uint64(0x9E3779B97F4A7C15)
+            z = x
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            z = z ^ (z >> np.uint64(31))
+            # two 32-bit halves -> two endpoints by multiply-shift (no modulo bias worth noting at 32 bits)
+            src[i] = (z >> np.uint64(32)) * np.uint64(num_nodes) >> np.uint64(32)
+            dst[i] = (z & np.uint64(0xFFFFFFFF)) * np.uint64(num_nodes) >> np.uint64(32)

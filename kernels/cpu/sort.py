@@ -28,7 +28,7 @@ _MIN_ELEMENTS_PER_CHUNK = 1 << 15
 
 
 def _num_chunks(num_elements: int, num_keys: int) -> int:
-    """How many chunks to split a sort of ``num_elements`` keys in ``[0, num_keys)`` into.
+    """How many chunks to split a direct (one-pass) sort of ``num_elements`` keys in ``[0, num_keys)`` into.
 
     Each chunk owns a histogram row of ``num_keys`` counters; we keep the total histogram no larger than
     about twice the input so a sort over few elements and many keys does not spend its time zeroing
@@ -58,7 +58,6 @@ def _nnz_balanced_row_bounds(indptr, parts):
     bounds[parts] = num_rows
     for t in range(1, parts):
         target = (nnz * t) // parts
-        # first row whose end passes the target: np.searchsorted(indptr, target, 'right') - 1
         bounds[t] = max(bounds[t - 1], np.searchsorted(indptr, target, side="right") - 1)
     return bounds
 
@@ -127,27 +126,242 @@ def _offsets_from_counts(counts, starts):
 
 
 def _chunk_offsets(counts, indptr):
-    """Fill ``indptr`` from per-chunk key counts and turn ``counts`` into per-chunk first output slots."""
+    """Fill ``indptr`` from per-chunk key counts and turn ``counts`` into per-chunk write heads."""
     totals = np.empty(counts.shape[1], dtype=indptr.dtype)
     _column_totals(counts, totals)
     exclusive_scan(totals, indptr)
     _offsets_from_counts(counts, indptr)
 
 
+# --- element sources ------------------------------------------------------------------------------------
+# A COO source yields (key = keys[i], value = vals[i], eid = eids[i] or i); a compressed source yields
+# (key = indices[j], value = its row r, eid = eids[j] or j). ``shift`` > 0 counts buckets of 2**shift keys.
+
 @njit(parallel=True, cache=True)
-def _histogram_chunks(keys, bounds, counts):
+def _histogram_coo(keys, bounds, shift, counts):
     for t in prange(bounds.size - 1):
         for i in range(bounds[t], bounds[t + 1]):
-            counts[t, keys[i]] += 1
+            counts[t, keys[i] >> shift] += 1
 
 
 @njit(parallel=True, cache=True)
-def _scatter_perm(keys, bounds, offsets, perm):
+def _histogram_rows(indptr, indices, bounds, shift, counts):
+    for t in prange(bounds.size - 1):
+        for j in range(indptr[bounds[t]], indptr[bounds[t + 1]]):
+            counts[t, indices[j] >> shift] += 1
+
+
+@njit(parallel=True, cache=True)
+def _scatter_coo(keys, vals, eids, has_eids, bounds, heads, out_vals, out_eids):
     for t in prange(bounds.size - 1):
         for i in range(bounds[t], bounds[t + 1]):
             k = keys[i]
-            pos = offsets[t, k]
-            offsets[t, k] = pos + 1
+            pos = heads[t, k]
+            heads[t, k] = pos + 1
+            out_vals[pos] = vals[i]
+            out_eids[pos] = eids[i] if has_eids else i
+
+
+@njit(parallel=True, cache=True)
+def _scatter_rows(indptr, indices, eids, has_eids, bounds, heads, out_vals, out_eids):
+    for t in prange(bounds.size - 1):
+        for r in range(bounds[t], bounds[t + 1]):
+            for j in range(indptr[r], indptr[r + 1]):
+                k = indices[j]
+                pos = heads[t, k]
+                heads[t, k] = pos + 1
+                out_vals[pos] = r
+                out_eids[pos] = eids[j] if has_eids else j
+
+
+# Sorts of many elements into many keys go through two passes (most-significant bits first): a stable
+# scatter into about 2**_BUCKET_BITS buckets of consecutive keys, whose write heads stay in cache, then a
+# sort inside each bucket, whose output region (one bucket's slots) fits in L2. One direct pass into 10**6
+# keys misses cache on nearly every write: on a 16M-edge transpose the two passes measured ~2x faster.
+_BUCKETED_MIN_ELEMENTS = 1 << 20
+_BUCKETED_MIN_KEYS = 1 << 16
+_BUCKET_BITS = 10
+
+
+def _bucket_shift(num_keys: int) -> int:
+    return max(0, int(num_keys - 1).bit_length() - _BUCKET_BITS)
+
+
+def _use_buckets(num_elements: int, num_keys: int) -> bool:
+    return num_elements >= _BUCKETED_MIN_ELEMENTS and num_keys >= _BUCKETED_MIN_KEYS
+
+
+def _packed_dtype(max_value: int, shift: int):
+    """Narrowest signed dtype that holds ``max_value << shift | (2**shift - 1)``."""
+    return np.int32 if (max_value + 1) << shift <= np.iinfo(np.int32).max else np.int64
+
+
+@njit(parallel=True, cache=True)
+def _scatter_coo_to_buckets(keys, vals, eids, has_eids, bounds, shift, heads, tmp_packed, tmp_eids):
+    mask = (1 << shift) - 1
+    for t in prange(bounds.size - 1):
+        for i in range(bounds[t], bounds[t + 1]):
+            k = keys[i]
+            b = k >> shift
+            pos = heads[t, b]
+            heads[t, b] = pos + 1
+            tmp_packed[pos] = (tmp_packed.dtype.type(vals[i]) << shift) | (k & mask)
+            tmp_eids[pos] = eids[i] if has_eids else i
+
+
+@njit(parallel=True, cache=True)
+def _scatter_rows_to_buckets(indptr, indices, eids, has_eids, bounds, shift, heads, tmp_packed, tmp_eids):
+    mask = (1 << shift) - 1
+    for t in prange(bounds.size - 1):
+        for r in range(bounds[t], bounds[t + 1]):
+            high = tmp_packed.dtype.type(r) << shift
+            for j in range(indptr[r], indptr[r + 1]):
+                k = indices[j]
+                b = k >> shift
+                pos = heads[t, b]
+                heads[t, b] = pos + 1
+                tmp_packed[pos] = high | (k & mask)
+                tmp_eids[pos] = eids[j] if has_eids else j
+
+
+@njit(parallel=True, cache=True)
+def _sort_within_buckets(bucket_starts, shift, num_keys, tmp_packed, tmp_eids, indptr, out_vals, out_eids):
+    """Second pass: bucket ``b`` is the slots ``bucket_starts[b]:bucket_starts[b+1]``; sort it by key.
+
+    ``tmp_packed[i] = value << shift | (key - lo)``: the key's offset inside its bucket rides in the low
+    bits of the value, so the first pass writes two scratch arrays instead of three. The bucket's key
+    counts (its part of ``indptr``) are computed here while the bucket is in cache, instead of by a
+    histogram over all keys up front.
+    """
+    mask = (1 << shift) - 1
+    for b in prange(bucket_starts.size - 1):
+        lo = b << shift
+        width = min(num_keys, lo + (1 << shift)) - lo
+        start = bucket_starts[b]
+        end = bucket_starts[b + 1]
+        heads = np.zeros(width, dtype=indptr.dtype)
+        for i in range(start, end):
+            heads[tmp_packed[i] & mask] += 1
+        acc = start
+        for k in range(width):
+            c = heads[k]
+            heads[k] = acc
+            indptr[lo + k] = acc
+            acc += c
+        for i in range(start, end):
+            packed = tmp_packed[i]
+            k = packed & mask
+            pos = heads[k]
+            heads[k] = pos + 1
+            out_vals[pos] = packed >> shift
+            out_eids[pos] = tmp_eids[i]
+    indptr[num_keys] = bucket_starts[bucket_starts.size - 1]
+
+
+def _bucket_heads(counts, idx_dtype):
+    """First-pass write heads per (chunk, bucket) and the bucket starts, from per-chunk bucket counts."""
+    starts = np.zeros(counts.shape[1] + 1, dtype=idx_dtype)
+    np.cumsum(counts.sum(axis=0), dtype=idx_dtype, out=starts[1:])
+    heads = np.empty_like(counts)
+    acc = starts[:-1].copy()
+    for t in range(counts.shape[0]):  # one vector op per thread
+        heads[t] = acc
+        acc += counts[t]
+    return heads, starts
+
+
+def _compress(source_is_rows, a, b, eids, num_keys, max_value, idx_dtype):
+    """Shared driver: sort the elements of a COO (``a`` keys, ``b`` values) or of a compressed matrix
+    (``a`` indptr, ``b`` indices) by key; returns ``(indptr, values, eids)``."""
+    n = b.size
+    has_eids = eids is not None
+    out_vals = np.empty(n, dtype=idx_dtype)
+    out_eids = np.empty(n, dtype=idx_dtype)
+    if _use_buckets(n, num_keys):
+        chunks = get_num_threads()
+        shift = _bucket_shift(num_keys)
+        num_buckets = ((num_keys - 1) >> shift) + 1
+        counts = np.zeros((chunks, num_buckets), dtype=idx_dtype)
+        tmp_packed = np.empty(n, dtype=_packed_dtype(max_value, shift))
+        tmp_eids = np.empty(n, dtype=idx_dtype)
+        eids_in = eids if has_eids else tmp_eids
+        if source_is_rows:
+            bounds = _nnz_balanced_row_bounds(a, chunks)
+            _histogram_rows(a, b, bounds, shift, counts)
+            heads, starts = _bucket_heads(counts, idx_dtype)
+            _scatter_rows_to_buckets(a, b, eids_in, has_eids, bounds, shift, heads, tmp_packed, tmp_eids)
+        else:
+            bounds = _even_bounds(n, chunks)
+            _histogram_coo(a, bounds, shift, counts)
+            heads, starts = _bucket_heads(counts, idx_dtype)
+            _scatter_coo_to_buckets(a, b, eids_in, has_eids, bounds, shift, heads, tmp_packed, tmp_eids)
+        indptr = np.empty(num_keys + 1, dtype=idx_dtype)
+        _sort_within_buckets(starts, shift, num_keys, tmp_packed, tmp_eids, indptr, out_vals, out_eids)
+        return indptr, out_vals, out_eids
+    chunks = _num_chunks(n, num_keys)
+    if source_is_rows:
+        chunks = min(chunks, max(a.size - 1, 1))
+    counts = np.zeros((chunks, num_keys), dtype=idx_dtype)
+    indptr = np.empty(num_keys + 1, dtype=idx_dtype)
+    eids_in = eids if has_eids else out_eids
+    if source_is_rows:
+        bounds = _nnz_balanced_row_bounds(a, chunks)
+        _histogram_rows(a, b, bounds, 0, counts)
+        _chunk_offsets(counts, indptr)
+        _scatter_rows(a, b, eids_in, has_eids, bounds, counts, out_vals, out_eids)
+    else:
+        bounds = _even_bounds(n, chunks)
+        _histogram_coo(a, bounds, 0, counts)
+        _chunk_offsets(counts, indptr)
+        _scatter_coo(a, b, eids_in, has_eids, bounds, counts, out_vals, out_eids)
+    return indptr, out_vals, out_eids
+
+
+def coo_to_compressed(rows, cols, eids, num_rows: int):
+    """Compress a COO edge list by ``rows``: the CSR (rows = sources) or CSC (rows = destinations).
+
+    Returns ``(indptr, indices, out_eids)`` where ``indices[j]`` is the column of slot ``j`` and
+    ``out_eids[j]`` the edge id stored there. ``eids=None`` means the COO is in edge-id order (edge ``i``
+    has id ``i``). Within a row, edges keep their COO order (stable).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphkern.kernels.cpu.sort import coo_to_compressed
+    >>> indptr, indices, eids = coo_to_compressed(np.array([1, 0, 1]), np.array([0, 2, 1]), None, 2)
+    >>> indptr.tolist(), indices.tolist(), eids.tolist()
+    ([0, 1, 3], [2, 0, 1], [1, 0, 2])
+    """
+    max_col = int(cols.max()) if cols.size else 0
+    return _compress(False, rows, cols, eids, int(num_rows), max_col, cols.dtype)
+
+
+def transpose_compressed(indptr, indices, eids, num_cols: int):
+    """Transpose a compressed matrix, carrying edge ids: CSR -> CSC, or CSC -> CSR.
+
+    Returns ``(t_indptr, t_indices, t_eids)``. ``eids=None`` means slot ``j`` holds edge ``j``. Inside each
+    output row the entries come in input row order, so the indices of every output row are sorted
+    ascending and, for multi-edges, in input slot order: transposing twice gives a CSR whose rows are
+    sorted, with parallel edges in their original order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphkern.kernels.cpu.sort import transpose_compressed
+    >>> p, i, e = transpose_compressed(np.array([0, 2, 3]), np.array([1, 0, 1]), None, 2)
+    >>> p.tolist(), i.tolist(), e.tolist()
+    ([0, 1, 3], [0, 0, 1], [1, 0, 2])
+    """
+    return _compress(True, indptr, indices, eids, int(num_cols), max(indptr.size - 2, 0), indices.dtype)
+
+
+@njit(parallel=True, cache=True)
+def _scatter_perm(keys, bounds, heads, perm):
+    for t in prange(bounds.size - 1):
+        for i in range(bounds[t], bounds[t + 1]):
+            k = keys[i]
+            pos = heads[t, k]
+            heads[t, k] = pos + 1
             perm[pos] = i
 
 
@@ -170,257 +384,11 @@ def count_sort(keys: np.ndarray, num_keys: int, index_dtype=np.int64):
     bounds = _even_bounds(n, chunks)
     counts = np.zeros((chunks, num_keys), dtype=index_dtype)
     indptr = np.empty(num_keys + 1, dtype=index_dtype)
-    _histogram_chunks(keys, bounds, counts)
+    _histogram_coo(keys, bounds, 0, counts)
     _chunk_offsets(counts, indptr)
     perm = np.empty(n, dtype=index_dtype)
     _scatter_perm(keys, bounds, counts, perm)
     return indptr, perm
-
-
-@njit(parallel=True, cache=True)
-def _scatter_coo(rows, cols, eids, bounds, offsets, out_indices, out_eids):
-    for t in prange(bounds.size - 1):
-        for i in range(bounds[t], bounds[t + 1]):
-            k = rows[i]
-            pos = offsets[t, k]
-            offsets[t, k] = pos + 1
-            out_indices[pos] = cols[i]
-            out_eids[pos] = eids[i]
-
-
-@njit(parallel=True, cache=True)
-def _scatter_coo_identity(rows, cols, bounds, offsets, out_indices, out_eids):
-    for t in prange(bounds.size - 1):
-        for i in range(bounds[t], bounds[t + 1]):
-            k = rows[i]
-            pos = offsets[t, k]
-            offsets[t, k] = pos + 1
-            out_indices[pos] = cols[i]
-            out_eids[pos] = i
-
-
-def coo_to_compressed(rows, cols, eids, num_rows: int):
-    """Compress a COO edge list by ``rows``: the CSR (rows = sources) or CSC (rows = destinations).
-
-    Returns ``(indptr, indices, out_eids)`` where ``indices[j]`` is the column of slot ``j`` and
-    ``out_eids[j]`` the edge id stored there. ``eids=None`` means the COO is in edge-id order (edge ``i``
-    has id ``i``). Within a row, edges keep their COO order (stable).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from graphkern.kernels.cpu.sort import coo_to_compressed
-    >>> indptr, indices, eids = coo_to_compressed(np.array([1, 0, 1]), np.array([0, 2, 1]), None, 2)
-    >>> indptr.tolist(), indices.tolist(), eids.tolist()
-    ([0, 1, 3], [2, 0, 1], [1, 0, 2])
-    """
-    idx_dtype = cols.dtype
-    n = rows.size
-    chunks = _num_chunks(n, num_rows)
-    bounds = _even_bounds(n, chunks)
-    counts = np.zeros((chunks, num_rows), dtype=idx_dtype)
-    indptr = np.empty(num_rows + 1, dtype=idx_dtype)
-    _histogram_chunks(rows, bounds, counts)
-    out_indices = np.empty(n, dtype=idx_dtype)
-    out_eids = np.empty(n, dtype=idx_dtype)
-    if _use_buckets(n, num_rows):
-        totals = np.empty(num_rows, dtype=idx_dtype)
-        _column_totals(counts, totals)
-        exclusive_scan(totals, indptr)
-        shift = _bucket_shift(num_rows)
-        offsets = _bucket_offsets(counts, indptr, shift)
-        del counts
-        max_col = int(cols.max()) if n else 0
-        tmp_packed = np.empty(n, dtype=_packed_dtype(max_col, shift))
-        tmp_eids = np.empty(n, dtype=idx_dtype)
-        has_eids = eids is not None
-        _scatter_coo_to_buckets(rows, cols, eids if has_eids else tmp_eids, has_eids, bounds, shift, offsets,
-                                tmp_packed, tmp_eids)
-        _scatter_buckets_to_final(indptr, shift, tmp_packed, tmp_eids, out_indices, out_eids)
-        return indptr, out_indices, out_eids
-    _chunk_offsets(counts, indptr)
-    if eids is None:
-        _scatter_coo_identity(rows, cols, bounds, counts, out_indices, out_eids)
-    else:
-        _scatter_coo(rows, cols, eids, bounds, counts, out_indices, out_eids)
-    return indptr, out_indices, out_eids
-
-
-# Sorts of many elements into many keys go through two passes (most-significant-bits first): a stable
-# scatter into about 2**_BUCKET_BITS buckets of consecutive keys, whose write heads stay in cache, then a
-# per-bucket scatter whose output region (one bucket's slots) fits in L2. One direct pass into 10**6 keys
-# misses cache on nearly every write; measured on a 16M-edge transpose, the two passes were ~2x faster.
-_BUCKETED_MIN_ELEMENTS = 1 << 20
-_BUCKETED_MIN_KEYS = 1 << 16
-_BUCKET_BITS = 10
-
-
-def _bucket_shift(num_keys: int) -> int:
-    return max(0, int(num_keys - 1).bit_length() - _BUCKET_BITS)
-
-
-def _use_buckets(num_elements: int, num_keys: int) -> bool:
-    return num_elements >= _BUCKETED_MIN_ELEMENTS and num_keys >= _BUCKETED_MIN_KEYS
-
-
-@njit(parallel=True, cache=True)
-def _bucket_counts(counts, shift, bucket_counts):
-    """Sum per-chunk key counts ``(T, K)`` over each bucket of ``2**shift`` keys into ``(T, B)``."""
-    num_chunks, num_keys = counts.shape
-    for b in prange(bucket_counts.shape[1]):
-        lo = b << shift
-        hi = min(num_keys, (b + 1) << shift)
-        for t in range(num_chunks):
-            acc = 0
-            for k in range(lo, hi):
-                acc += counts[t, k]
-            bucket_counts[t, b] = acc
-
-
-@njit(parallel=True, cache=True)
-def _scatter_buckets_to_final(indptr, shift, tmp_packed, tmp_eids, out_indices, out_eids):
-    """Second pass: bucket ``b`` holds exactly the slots ``indptr[lo]:indptr[hi]`` of its keys.
-
-    ``tmp_packed[i] = value << shift | (key - lo)``: the key's offset inside its bucket rides in the low
-    bits of the value, so the first pass writes two scratch arrays instead of three.
-    """
-    num_keys = indptr.size - 1
-    num_buckets = (num_keys + (1 << shift) - 1) >> shift
-    mask = (1 << shift) - 1
-    for b in prange(num_buckets):
-        lo = b << shift
-        hi = min(num_keys, lo + (1 << shift))
-        heads = indptr[lo:hi].copy()
-        for i in range(indptr[lo], indptr[hi]):
-            packed = tmp_packed[i]
-            k = packed & mask
-            pos = heads[k]
-            heads[k] = pos + 1
-            out_indices[pos] = packed >> shift
-            out_eids[pos] = tmp_eids[i]
-
-
-def _bucket_offsets(counts, indptr, shift):
-    """Per-(chunk, bucket) first slots of the first pass, from the per-chunk key counts."""
-    num_keys = indptr.size - 1
-    num_buckets = (num_keys + (1 << shift) - 1) >> shift
-    bucket_counts = np.empty((counts.shape[0], num_buckets), dtype=counts.dtype)
-    _bucket_counts(counts, shift, bucket_counts)
-    starts = np.ascontiguousarray(indptr[: num_keys : 1 << shift][:num_buckets])
-    _offsets_from_counts(bucket_counts, starts)
-    return bucket_counts
-
-
-@njit(parallel=True, cache=True)
-def _scatter_coo_to_buckets(rows, cols, eids, has_eids, bounds, shift, offsets, tmp_packed, tmp_eids):
-    mask = (1 << shift) - 1
-    for t in prange(bounds.size - 1):
-        for i in range(bounds[t], bounds[t + 1]):
-            k = rows[i]
-            b = k >> shift
-            pos = offsets[t, b]
-            offsets[t, b] = pos + 1
-            tmp_packed[pos] = (tmp_packed.dtype.type(cols[i]) << shift) | (k & mask)
-            tmp_eids[pos] = eids[i] if has_eids else i
-
-
-@njit(parallel=True, cache=True)
-def _scatter_rows_to_buckets(indptr, indices, eids, has_eids, bounds, shift, offsets, tmp_packed, tmp_eids):
-    mask = (1 << shift) - 1
-    for t in prange(bounds.size - 1):
-        for r in range(bounds[t], bounds[t + 1]):
-            high = tmp_packed.dtype.type(r) << shift
-            for j in range(indptr[r], indptr[r + 1]):
-                k = indices[j]
-                b = k >> shift
-                pos = offsets[t, b]
-                offsets[t, b] = pos + 1
-                tmp_packed[pos] = high | (k & mask)
-                tmp_eids[pos] = eids[j] if has_eids else j
-
-
-def _packed_dtype(max_value: int, shift: int):
-    """Narrowest signed dtype that holds ``max_value << shift | mask``."""
-    return np.int32 if (max_value + 1) << shift <= np.iinfo(np.int32).max else np.int64
-
-
-@njit(parallel=True, cache=True)
-def _histogram_rows(indptr, indices, bounds, counts):
-    for t in prange(bounds.size - 1):
-        for j in range(indptr[bounds[t]], indptr[bounds[t + 1]]):
-            counts[t, indices[j]] += 1
-
-
-@njit(parallel=True, cache=True)
-def _scatter_transpose(indptr, indices, eids, bounds, offsets, out_indices, out_eids):
-    for t in prange(bounds.size - 1):
-        for r in range(bounds[t], bounds[t + 1]):
-            for j in range(indptr[r], indptr[r + 1]):
-                k = indices[j]
-                pos = offsets[t, k]
-                offsets[t, k] = pos + 1
-                out_indices[pos] = r
-                out_eids[pos] = eids[j]
-
-
-@njit(parallel=True, cache=True)
-def _scatter_transpose_identity(indptr, indices, bounds, offsets, out_indices, out_eids):
-    for t in prange(bounds.size - 1):
-        for r in range(bounds[t], bounds[t + 1]):
-            for j in range(indptr[r], indptr[r + 1]):
-                k = indices[j]
-                pos = offsets[t, k]
-                offsets[t, k] = pos + 1
-                out_indices[pos] = r
-                out_eids[pos] = j
-
-
-def transpose_compressed(indptr, indices, eids, num_cols: int):
-    """Transpose a compressed matrix, carrying edge ids: CSR -> CSC, or CSC -> CSR.
-
-    Returns ``(t_indptr, t_indices, t_eids)``. ``eids=None`` means slot ``j`` holds edge ``j``. Inside each
-    output row the entries come in input row order, so the indices of every output row are sorted
-    ascending and, for multi-edges, in input slot order: transposing twice gives a CSR whose rows are
-    sorted, with parallel edges in their original order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from graphkern.kernels.cpu.sort import transpose_compressed
-    >>> p, i, e = transpose_compressed(np.array([0, 2, 3]), np.array([1, 0, 1]), None, 2)
-    >>> p.tolist(), i.tolist(), e.tolist()
-    ([0, 1, 3], [0, 0, 1], [1, 0, 2])
-    """
-    idx_dtype = indices.dtype
-    nnz = indices.size
-    num_rows = indptr.size - 1
-    chunks = min(_num_chunks(nnz, num_cols), max(num_rows, 1))
-    bounds = _nnz_balanced_row_bounds(indptr, chunks)
-    counts = np.zeros((chunks, num_cols), dtype=idx_dtype)
-    t_indptr = np.empty(num_cols + 1, dtype=idx_dtype)
-    _histogram_rows(indptr, indices, bounds, counts)
-    t_indices = np.empty(nnz, dtype=idx_dtype)
-    t_eids = np.empty(nnz, dtype=idx_dtype)
-    if _use_buckets(nnz, num_cols):
-        totals = np.empty(num_cols, dtype=idx_dtype)
-        _column_totals(counts, totals)
-        exclusive_scan(totals, t_indptr)
-        shift = _bucket_shift(num_cols)
-        offsets = _bucket_offsets(counts, t_indptr, shift)
-        del counts
-        tmp_packed = np.empty(nnz, dtype=_packed_dtype(num_rows, shift))
-        tmp_eids = np.empty(nnz, dtype=idx_dtype)
-        has_eids = eids is not None
-        _scatter_rows_to_buckets(indptr, indices, eids if has_eids else tmp_eids, has_eids, bounds, shift,
-                                 offsets, tmp_packed, tmp_eids)
-        _scatter_buckets_to_final(t_indptr, shift, tmp_packed, tmp_eids, t_indices, t_eids)
-        return t_indptr, t_indices, t_eids
-    _chunk_offsets(counts, t_indptr)
-    if eids is None:
-        _scatter_transpose_identity(indptr, indices, bounds, counts, t_indices, t_eids)
-    else:
-        _scatter_transpose(indptr, indices, eids, bounds, counts, t_indices, t_eids)
-    return t_indptr, t_indices, t_eids
 
 
 @njit(parallel=True, cache=True)
@@ -447,7 +415,7 @@ def histogram(keys: np.ndarray, num_keys: int, dtype=np.int64) -> np.ndarray:
     chunks = _num_chunks(n, num_keys)
     bounds = _even_bounds(n, chunks)
     counts = np.zeros((chunks, num_keys), dtype=dtype)
-    _histogram_chunks(keys, bounds, counts)
+    _histogram_coo(keys, bounds, 0, counts)
     return counts.sum(axis=0, dtype=dtype) if chunks > 1 else counts[0]
 
 

@@ -58,8 +58,8 @@ def show_config(file=None) -> dict:
 
     Examples
     --------
-    >>> import graphkern as gk
-    >>> info = gk.show_config(file=open("/dev/null", "w"))
+    >>> import io, graphkern as gk
+    >>> info = gk.show_config(file=io.StringIO())
     >>> sorted(info)[:3]
     ['backend', 'cpu_count', 'cuda']
     """

@@ -1,0 +1,61 @@
+"""The ``graphkern`` command: ``info``, ``bench`` (the main job) and, as families land, more."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="graphkern", description="Graph kernels compiled by Numba.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="versions, backend, threads and CUDA device (gk.show_config())")
+    bench = sub.add_parser("bench", help="generate a Graph500 graph, run, check and time every kernel family")
+    bench.add_argument("--scale", type=_positive_int, default=None,
+                       help="log2 of the number of vertices (default 20; 16 with --quick)")
+    bench.add_argument("--edgefactor", type=_positive_int, default=16)
+    bench.add_argument("--quick", action="store_true", help="a small graph and fewer repeats (seconds)")
+    bench.add_argument("--repeat", type=_positive_int, default=None, help="timed calls per kernel (default 5)")
+    bench.add_argument("--threads", type=_positive_int, default=None, help="Numba threads (default: all)")
+    bench.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
+    bench.add_argument("--family", action="append", help="run only this family (repeatable)")
+    bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "info":
+        from ._info import show_config
+
+        show_config()
+        return 0
+    if args.command == "bench":
+        import numba
+
+        from .bench import run_bench
+
+        if args.threads is not None:
+            numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+        scale = args.scale if args.scale is not None else (16 if args.quick else 20)
+        repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
+        try:
+            run_bench(scale, edgefactor=args.edgefactor, repeat=repeat, quick=args.quick, backend=args.backend,
+                      families=args.family, progress=not args.no_progress, as_json=args.json)
+        except RuntimeError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+        return 0
+    return 2  # pragma: no cover - argparse rejects unknown commands first
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

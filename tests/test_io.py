@@ -1,0 +1,116 @@
+"""Readers and writers: SNAP text, CSV with a header, Matrix Market, .npz round trips."""
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+import graphkern as gk
+from graph_cases import BITCOIN, FACEBOOK
+
+
+def _write(tmp_path, text, name="g.txt"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_snap_text_with_comments_tabs_and_weights(tmp_path):
+    path = _write(tmp_path, "# Directed graph\n# FromNodeId\tToNodeId\n0\t1\t0.5\n1 2 2e1\n\n2,0,-3\n")
+    g = gk.graph.read_edgelist(path)
+    assert g.num_nodes == 3
+    assert g.edges()[0].tolist() == [0, 1, 2] and g.edges()[1].tolist() == [1, 2, 0]
+    np.testing.assert_array_equal(g.edata["weight"], [0.5, 20.0, -3.0])
+
+
+def test_relabel_and_undirected(tmp_path):
+    path = _write(tmp_path, "10 30\n30 7\n7 7\n")
+    g = gk.graph.read_edgelist(path, relabel=True, undirected=True)
+    assert g.num_nodes == 3 and g.ndata["orig_id"].tolist() == [7, 10, 30]
+    assert g.num_edges == 5  # the self-loop once
+    src, dst = g.edges()
+    assert (src[:3].tolist(), dst[:3].tolist()) == ([1, 2, 0], [2, 0, 0])
+
+
+@pytest.mark.parametrize("text, line", [("0 1\n1\n", 2), ("0 1\n1 2 3\n", 2), ("0 1\n1.5 2\n", 2), ("0 1\nx y\n2 z\n", 3)])
+def test_malformed_lines_name_the_line(tmp_path, text, line):
+    path = _write(tmp_path, text)
+    with pytest.raises(ValueError, match=f"line {line} of"):
+        gk.graph.read_edgelist(path)
+
+
+def test_negative_ids_are_rejected(tmp_path):
+    with pytest.raises(ValueError, match="argument 'src'"):
+        gk.graph.read_edgelist(_write(tmp_path, "0 1\n-1 2\n"))
+
+
+def test_empty_file(tmp_path):
+    g = gk.graph.read_edgelist(_write(tmp_path, "# nothing\n"))
+    assert g.num_edges == 0 and g.num_src == 0
+
+
+def test_many_chunks_parse_like_numpy(tmp_path):
+    rng = np.random.default_rng(0)
+    edges = rng.integers(0, 10**6, (300_000, 2))
+    weights = rng.random(300_000).round(4)
+    path = tmp_path / "big.txt"
+    with open(path, "w") as fh:
+        fh.write("# header\n")
+        for (u, v), w in zip(edges.tolist(), weights.tolist()):
+            fh.write(f"{u}\t{v}\t{w}\n")
+    g = gk.graph.read_edgelist(path, num_nodes=10**6)
+    src, dst = g.edges()
+    np.testing.assert_array_equal(src, edges[:, 0])
+    np.testing.assert_array_equal(dst, edges[:, 1])
+    np.testing.assert_allclose(g.edata["weight"], weights, rtol=1e-12)
+
+
+def test_facebook_real_graph():
+    if not FACEBOOK.exists():
+        pytest.skip("shared/data is not beside the repository")
+    g = gk.graph.read_edgelist(FACEBOOK, undirected=True)
+    assert g.num_nodes == 4039 and g.num_edges == 2 * 88234
+    data = np.loadtxt(FACEBOOK, dtype=np.int64)
+    np.testing.assert_array_equal(g.edges()[0][:88234], data[:, 0])
+
+
+def test_bitcoin_csv_with_header_and_sparse_ids():
+    if not BITCOIN.exists():
+        pytest.skip("shared/data is not beside the repository")
+    g = gk.graph.read_edgelist(BITCOIN, relabel=True)
+    assert g.num_edges == 24186 and g.num_nodes == 3783
+    assert g.ndata["orig_id"].max() == 7604
+    assert set(g.edata) == {"rating", "time"}
+    assert g.edata["rating"].dtype == np.int64 and g.edata["time"].dtype == np.int64
+    assert g.edata["rating"].min() >= -10 and g.edata["rating"].max() <= 10
+    raw = np.loadtxt(BITCOIN, delimiter=",", skiprows=1, dtype=np.int64)
+    np.testing.assert_array_equal(g.ndata["orig_id"][g.edges()[0]], raw[:, 0])
+    np.testing.assert_array_equal(g.edata["time"], raw[:, 3])
+
+
+def test_matrix_market(tmp_path):
+    A = sp.random(20, 20, density=0.2, random_state=0, format="coo")
+    path = tmp_path / "a.mtx"
+    scipy.io.mmwrite(path, A)
+    g = gk.graph.read_mtx(path)
+    assert abs(g.to_scipy(data=g.edata["weight"]).astype(np.float64) - A.tocsr()).max() < 1e-12
+
+
+def test_save_load_round_trip(tmp_path):
+    g = gk.Graph.from_coo([0, 2, 1], [1, 0, 0], num_nodes=(3, 2))
+    g.edata["w"] = np.array([1.5, 2.5, 3.5])
+    g.ndata["x"] = np.arange(3)
+    path = tmp_path / "g.npz"
+    gk.graph.save(g, path)
+    h = gk.graph.load(path)
+    assert (h.num_src, h.num_dst, h.is_block) == (3, 2, True)
+    np.testing.assert_array_equal(h.edges()[0], [0, 2, 1])
+    np.testing.assert_array_equal(h.edata["w"], g.edata["w"])
+    np.testing.assert_array_equal(h.ndata["x"], g.ndata["x"])
+
+
+def test_save_refuses_object_arrays(tmp_path):
+    g = gk.Graph.from_coo([0], [1])
+    g.ndata["names"] = np.array(["a", {"b": 1}], dtype=object)
+    with pytest.raises(TypeError, match="pickling"):
+        gk.graph.save(g, tmp_path / "g.npz")

@@ -1,0 +1,103 @@
+"""Every documented input error: raised before compiled code runs, naming argument, expected, found."""
+
+import numpy as np
+import pytest
+
+import graphkern as gk
+
+
+def test_float_ids_are_rejected():
+    with pytest.raises(TypeError, match="argument 'src': expected an integer array, found dtype float64"):
+        gk.Graph.from_coo(np.array([0.0, 1.0]), np.array([1, 0]))
+
+
+def test_negative_and_out_of_range_ids():
+    with pytest.raises(ValueError, match=r"argument 'dst': expected node ids >= 0, found -1 at position 1"):
+        gk.Graph.from_coo([0, 1], [1, -1])
+    with pytest.raises(ValueError, match=r"argument 'src': expected node ids < 3, found 3 at position 0"):
+        gk.Graph.from_coo([3], [0], num_nodes=3)
+    with pytest.raises(ValueError, match=r"argument 'dst': expected node ids < 2"):
+        gk.Graph.from_coo([0], [4], num_nodes=(5, 2))
+
+
+def test_mismatched_lengths_and_dimensions():
+    with pytest.raises(ValueError, match="expected equal lengths, found 2 and 1"):
+        gk.Graph.from_coo([0, 1], [1])
+    with pytest.raises(ValueError, match="argument 'src': expected a 1-D array"):
+        gk.Graph.from_coo(np.zeros((2, 2), np.int64), np.zeros(4, np.int64))
+    with pytest.raises(ValueError, match=r"argument 'edge_index': expected shape \(2, E\)"):
+        gk.Graph.from_edge_index(np.zeros((3, 4), np.int64))
+
+
+def test_bad_indptr():
+    with pytest.raises(ValueError, match=r"expected indptr\[0\] == 0, found 1"):
+        gk.Graph.from_csr([1, 2], [0])
+    with pytest.raises(ValueError, match=r"expected indptr\[-1\] == len\(indices\) == 2, found 1"):
+        gk.Graph.from_csr([0, 1], [0, 0])
+    with pytest.raises(ValueError, match=r"non-decreasing indptr, found indptr\[1\] = 2 > indptr\[2\] = 1"):
+        gk.Graph.from_csr([0, 2, 1, 3], [0, 1, 2])
+    with pytest.raises(ValueError, match="expected at least one entry"):
+        gk.Graph.from_csr([], [])
+
+
+def test_bad_eids():
+    with pytest.raises(ValueError, match="argument 'eids': expected unique edge ids"):
+        gk.Graph.from_csr([0, 2], [0, 0], eids=[1, 1])
+    with pytest.raises(ValueError, match="argument 'eids': expected 2 edge ids, found 1"):
+        gk.Graph.from_csr([0, 2], [0, 0], eids=[0])
+    with pytest.raises(ValueError, match=r"argument 'eids': expected edge ids < 2"):
+        gk.Graph.from_csr([0, 2], [0, 0], eids=[0, 2])
+
+
+def test_bad_idtype_formats_and_num_nodes():
+    with pytest.raises(TypeError, match="argument 'idtype': expected int32 or int64, found float32"):
+        gk.Graph.from_coo([0], [0], idtype=np.float32)
+    with pytest.raises(ValueError, match="argument 'formats'"):
+        gk.Graph.from_coo([0], [0], formats=["dense"])
+    with pytest.raises(ValueError, match="argument 'num_nodes'"):
+        gk.Graph.from_coo([0], [0], num_nodes=(1, 2, 3))
+    with pytest.raises(TypeError, match="argument 'num_nodes'"):
+        gk.Graph.from_coo([0], [0], num_nodes=2.0)
+
+
+def test_unsigned_ids_too_large_for_the_dtype():
+    with pytest.raises(ValueError, match="do not fit int64"):
+        gk.Graph.from_coo(np.array([2**63], dtype=np.uint64), np.array([0], dtype=np.uint64))
+    with pytest.raises(ValueError, match="expected node ids < 1, found 9223372036854775808"):
+        gk.Graph.from_coo(np.array([2**63], dtype=np.uint64), np.array([0], dtype=np.uint64), num_nodes=1)
+
+
+def test_device_arrays_are_refused_on_the_host_path():
+    class FakeDeviceArray:
+        __cuda_array_interface__ = {"shape": (1,), "typestr": "<i8", "data": (0, False), "version": 3}
+
+    with pytest.raises(TypeError, match="found a CUDA device array"):
+        gk.Graph.from_coo(FakeDeviceArray(), [0])
+
+
+def test_inputs_are_never_modified():
+    src = np.array([2, 0, 1], dtype=np.int64)
+    dst = np.array([0, 1, 2], dtype=np.int64)
+    keep = (src.copy(), dst.copy())
+    g = gk.Graph.from_coo(src, dst, idtype="int64")
+    g.csr(), g.csc(), g.reverse().csr(), g.simple()
+    np.testing.assert_array_equal(src, keep[0])
+    np.testing.assert_array_equal(dst, keep[1])
+    # a failing call leaves its inputs alone too
+    bad = np.array([0, 5])
+    with pytest.raises(ValueError):
+        gk.Graph.from_coo(bad, np.array([0, 0]), num_nodes=2)
+    assert bad.tolist() == [0, 5]
+
+
+def test_scipy_input_must_be_sparse():
+    with pytest.raises(TypeError, match="argument 'matrix': expected a scipy.sparse"):
+        gk.Graph.from_scipy(np.eye(2))
+
+
+def test_to_scipy_bad_arguments():
+    g = gk.Graph.from_coo([0], [1])
+    with pytest.raises(ValueError, match="argument 'fmt'"):
+        g.to_scipy("dense")
+    with pytest.raises(ValueError, match="argument 'data': expected 1 values"):
+        g.to_scipy(data=[1.0, 2.0])

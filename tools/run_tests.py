@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Run every test graphkern has: pytest on tests/, tests/cuda under the CUDA simulator, tests/mpi under mpiexec.
+
+The CUDA simulator is process-wide (NUMBA_ENABLE_CUDASIM must be set before numba.cuda is imported), so
+tests/cuda runs in its own process; tests/mpi runs under ``mpiexec -n N`` for each rank count it needs.
+A folder without tests is reported and skipped; the main suite finding no tests is a failure. The last
+line is a combined ``tests: N passed, N failed`` count.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+MPI_RANKS = (1, 2, 3, 4, 6)
+
+
+def _has_tests(folder: Path) -> bool:
+    return folder.is_dir() and any(folder.glob("test_*.py"))
+
+
+def _counts(junit: Path) -> tuple[int, int, int]:
+    if not junit.exists():
+        return 0, 0, 0
+    root = ET.parse(junit).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root)
+    tests = sum(int(s.get("tests", 0)) for s in suites)
+    bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+    skipped = sum(int(s.get("skipped", 0)) for s in suites)
+    return tests - bad - skipped, bad, skipped
+
+
+def _pytest(args, env=None, prefix=(), junit=None, cwd=TESTS):
+    # Run from tests/ so that the source folder graphkern/ in the repository root never shadows the
+    # installed package (its graph/ and kernels/ subpackages live in other folders until installed).
+    cmd = [*prefix, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={junit}", *args]
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    return subprocess.call(cmd, env=env, cwd=cwd)
+
+
+def main(argv: list[str]) -> int:
+    extra = argv[1:]
+    tmp = Path(tempfile.mkdtemp(prefix="graphkern-tests-"))
+    totals = [0, 0, 0]
+    failed_runs = []
+
+    junit = tmp / "main.xml"
+    code = _pytest([str(TESTS), *extra], junit=junit)
+    if code == 5:
+        print("error: the main suite collected no tests", flush=True)
+        failed_runs.append("main (no tests)")
+    elif code != 0:
+        failed_runs.append("main")
+    for i, v in enumerate(_counts(junit)):
+        totals[i] += v
+
+    cuda = TESTS / "cuda"
+    if _has_tests(cuda):
+        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+        junit = tmp / "cuda.xml"
+        if _pytest([str(cuda), *extra], env=env, junit=junit) not in (0,):
+            failed_runs.append("cuda (simulator)")
+        for i, v in enumerate(_counts(junit)):
+            totals[i] += v
+    else:
+        print("note: tests/cuda holds no tests yet; nothing to run under NUMBA_ENABLE_CUDASIM=1", flush=True)
+
+    mpi = TESTS / "mpi"
+    if _has_tests(mpi):
+        mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+        if mpiexec is None:
+            print("error: tests/mpi has tests but mpiexec is not installed (pip install mpich)", flush=True)
+            failed_runs.append("mpi (no mpiexec)")
+        else:
+            for ranks in MPI_RANKS:
+                junit = tmp / f"mpi{ranks}.xml"
+                env = dict(os.environ, GRAPHKERN_MPI_JUNIT=str(junit))
+                prefix = (mpiexec, "-n", str(ranks))
+                # only rank 0 writes the junit file (tests/mpi/conftest.py combines results across ranks)
+                if _pytest([str(mpi), "-x", *extra], env=env, prefix=prefix, junit=f"{junit}.rank") != 0:
+                    failed_runs.append(f"mpi -n {ranks}")
+                for i, v in enumerate(_counts(Path(f"{junit}.rank"))):
+                    totals[i] += v
+    else:
+        print("note: tests/mpi holds no tests yet; nothing to run under mpiexec", flush=True)
+
+    passed, failed, skipped = totals
+    if failed_runs:
+        print("failed runs: " + ", ".join(failed_runs), flush=True)
+        failed = max(failed, 1)
+    print(f"tests: {passed} passed, {failed} failed, {skipped} skipped", flush=True)
+    return 1 if failed_runs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

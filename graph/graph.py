@@ -88,7 +88,7 @@ class Graph:
     """
 
     __slots__ = ("_num_src", "_num_dst", "_num_edges", "_idtype", "_allowed", "_formats", "_identity",
-                 "_is_block", "edata", "ndata", "__weakref__")
+                 "_is_block", "edata", "ndata", "_cache", "__weakref__")
 
     def __init__(self, *, _num_src, _num_dst, _num_edges, _idtype, _allowed, _formats, _identity, _is_block):
         self._num_src = int(_num_src)
@@ -102,6 +102,8 @@ class Graph:
         self._is_block = bool(_is_block)
         self.edata: dict[str, np.ndarray] = {}
         self.ndata: dict[str, np.ndarray] = {}
+        # derived data kernels reuse between calls (row partitions, ...); keyed by the kernel family
+        self._cache: dict = {}
         self._restrict_to_allowed()
 
     # ------------------------------------------------------------------ construction

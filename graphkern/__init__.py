@@ -8,12 +8,13 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import graph
+from . import graph, ops
 from ._config import BACKENDS, get_backend, resolve_backend, set_backend, use_backend
 from ._info import show_config
 from .dispatch import Plan, explain
 from .errors import BackendUnavailableError, GraphkernError, Graph500ValidationError
 from .graph import Graph
+from .sparse import edge_softmax, sddmm, spmm
 
 try:
     __version__ = version("graphkern")
@@ -21,7 +22,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree th
     __version__ = "0+unknown"
 
 __all__ = [
-    "Graph", "graph",
+    "Graph", "graph", "spmm", "sddmm", "edge_softmax", "ops",
     "set_backend", "get_backend", "use_backend", "resolve_backend", "BACKENDS", "show_config",
     "explain", "Plan",
     "GraphkernError", "BackendUnavailableError", "Graph500ValidationError",

@@ -1,0 +1,386 @@
+"""The generalized sparse kernels: :func:`spmm`, :func:`sddmm` and :func:`edge_softmax` (DGL semantics).
+
+``spmm(g, op, reduce, ufeat, efeat)``: ``out[v] = reduce over edges (u, e, v) of op(ufeat[u], efeat[e])``.
+``sddmm(g, op, lhs, rhs, lhs_target, rhs_target)``: ``out[e] = op(L[e], R[e])``, each operand taken from the
+source (``"u"``), destination (``"v"``) or edge (``"e"``) of edge ``e``.
+``edge_softmax(g, logits)``: softmax of edge logits over the in-edges of each destination.
+
+Where DGL is inconsistent graphkern chooses (DESIGN.md, Semantics): a destination without in-edges gets
+0 for every reducer and arg outputs -1; max/min ties go to the first edge in CSC order on every path;
+sums over a row are deterministic; NaN never wins a max/min. Edge features are always indexed by edge id.
+Inputs are validated here, once, before any compiled code runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _broadcast
+from ._validate import check_choice, is_device_array
+from .dispatch import Plan, how_to_build, plan, register_planner, select_format
+from .kernels.cpu import edge_softmax as _softmax_cpu
+from .kernels.cpu import sddmm as _sddmm_cpu
+from .kernels.cpu import spmm as _spmm_cpu
+
+__all__ = ["spmm", "sddmm", "edge_softmax", "SPMM_OPS", "SPMM_REDUCERS", "SDDMM_OPS", "TARGETS"]
+
+SPMM_OPS = _spmm_cpu.OPS
+SPMM_REDUCERS = _spmm_cpu.REDUCERS
+SDDMM_OPS = _sddmm_cpu.OPS
+TARGETS = ("u", "v", "e")
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# Partitions per thread for the destination-parallel kernels: enough that a few heavy rows even out.
+_PARTS_PER_THREAD = 8
+
+
+def _graph_of(g):
+    from .graph import Graph
+
+    if not isinstance(g, Graph):
+        raise TypeError(f"argument 'g': expected a graphkern Graph, found {type(g).__name__}")
+    return g
+
+
+def _feature(name: str, arr, rows: int, what: str) -> np.ndarray:
+    """A float feature array with ``rows`` rows, C-contiguous; 1-D means one scalar per row."""
+    if is_device_array(arr):
+        raise TypeError(f"argument '{name}': expected a host array, found a CUDA device array; "
+                        f"device arrays need backend='cuda'")
+    if not isinstance(arr, np.ndarray):
+        if hasattr(arr, "detach") and hasattr(arr, "numpy"):
+            arr = arr.detach().numpy()
+        else:
+            raise TypeError(f"argument '{name}': expected a NumPy array, found {type(arr).__name__}")
+    if arr.dtype not in _FLOAT_DTYPES:
+        hint = " (float16 runs on the cuda backend only)" if arr.dtype == np.float16 else ""
+        raise TypeError(f"argument '{name}': expected float32 or float64, found {arr.dtype}{hint}")
+    if arr.ndim == 0:
+        raise ValueError(f"argument '{name}': expected at least 1-D (one row per {what}), found a scalar")
+    if arr.shape[0] != rows:
+        raise ValueError(f"argument '{name}': expected {rows} rows (one per {what}), found shape {arr.shape}")
+    if not arr.flags.c_contiguous:
+        raise ValueError(f"argument '{name}': expected a C-contiguous array, found strides {arr.strides}; "
+                         f"pass np.ascontiguousarray({name})")
+    return arr
+
+
+def _as_rows(arr: np.ndarray) -> np.ndarray:
+    """2-D view ``(rows, features)`` of a contiguous feature array (no copy)."""
+    return arr.reshape(arr.shape[0], -1) if arr.shape[0] else arr.reshape(0, max(1, int(np.prod(arr.shape[1:]))))
+
+
+def _dummy(dtype) -> np.ndarray:
+    return np.zeros((1, 1), dtype=dtype)
+
+
+def _parts(g, fmt: str, indptr: np.ndarray) -> np.ndarray:
+    import numba
+
+    key = ("parts", fmt, numba.get_num_threads())
+    parts = g._cache.get(key)
+    if parts is None:
+        parts = _spmm_cpu.nnz_balanced_parts(indptr, max(1, numba.get_num_threads() * _PARTS_PER_THREAD))
+        g._cache[key] = parts
+    return parts
+
+
+def _feature_shape(arr):
+    return tuple(arr.shape[1:]) if arr.ndim > 1 else (1,)
+
+
+# ------------------------------------------------------------------------------------------------ spmm
+
+def _check_spmm(g, op, reduce, ufeat, efeat):
+    check_choice("op", op, SPMM_OPS)
+    check_choice("reduce", reduce, SPMM_REDUCERS)
+    uses_x, uses_w = op != "copy_rhs", op != "copy_lhs"
+    if uses_x and ufeat is None:
+        raise ValueError(f"argument 'ufeat': op '{op}' needs source-node features, found None")
+    if uses_w and efeat is None:
+        raise ValueError(f"argument 'efeat': op '{op}' needs edge features, found None")
+    if not uses_x and ufeat is not None:
+        raise ValueError("argument 'ufeat': op 'copy_rhs' reads only efeat; pass ufeat=None")
+    if not uses_w and efeat is not None:
+        raise ValueError("argument 'efeat': op 'copy_lhs' reads only ufeat; pass efeat=None")
+    x = _feature("ufeat", ufeat, g.num_src, "source node") if uses_x else None
+    w = _feature("efeat", efeat, g.num_edges, "edge") if uses_w else None
+    if x is not None and w is not None and x.dtype != w.dtype:
+        raise TypeError(f"arguments 'ufeat' and 'efeat': expected the same dtype, found {x.dtype} and {w.dtype}")
+    bcast = _broadcast.analyse(op, _feature_shape(x) if x is not None else (), _feature_shape(w) if w is not None else (),
+                               "ufeat", "efeat")
+    return x, w, bcast
+
+
+def _spmm_cost_model(g, candidates, **params):
+    """Destination-parallel CSC unless CSC is not allowed (DGL's rule), with one measured exception.
+
+    Measured on 2-core machines (scale-18 Kronecker, F in 1..64): CSC wins every reducer once it exists;
+    building a CSC costs about one COO pass of the kernel at F = 1, so for one-off calls on tiny features
+    over a graph that has only COO the COO kernel is as fast. That case is rare in training (the CSC is
+    cached across calls), so the model keeps CSC whenever it is allowed.
+    """
+    return None
+
+
+@register_planner("spmm")
+def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", feature_len=1, format=None, return_arg=False):
+    supported = ("csc", "coo")
+    if format is not None:
+        check_choice("format", format, supported)
+        if not g.allows_format(format):
+            raise ValueError(f"argument 'format': the graph does not allow {format!r} (allowed formats: "
+                             f"{g.formats()})")
+        fmt, reasons = format, [f"format={format!r} was asked for"]
+    else:
+        fmt, reasons = select_format(g, "csc", supported, _spmm_cost_model, feature_len=feature_len)
+    kernel = f"spmm_{fmt}_{op}_{reduce}" + ("_arg" if return_arg and reduce in ("max", "min") else "")
+    return Plan("spmm", backend, fmt, kernel, how_to_build(g, fmt), tuple(reasons))
+
+
+def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = False, backend=None,
+         format=None):
+    """Generalized sparse-dense matrix multiplication (message passing with a reducer).
+
+    ``out[v] = reduce over in-edges (u, e, v) of op(ufeat[u], efeat[e])``.
+
+    Parameters
+    ----------
+    g : Graph
+    op : {"add", "sub", "mul", "div", "copy_lhs", "copy_rhs"}
+        ``copy_lhs`` reads only ``ufeat`` (DGL's copy_u), ``copy_rhs`` only ``efeat`` (copy_e).
+    reduce : {"sum", "max", "min", "mean"}
+        ``mean`` is the sum divided by the in-degree; a destination without in-edges gets 0.
+    ufeat : ndarray, shape (num_src, ...)
+    efeat : ndarray, shape (num_edges, ...), indexed by edge id
+        Feature shapes broadcast by NumPy rules after padding the shorter one after axis 0 (DGL's rule),
+        so ``(N, D)`` with ``(E, 1)`` is a scalar weight per edge and ``(N, H, F)`` with ``(E, H, 1)`` a
+        weight per edge and head. A 1-D array is one scalar per row; the output is then 1-D too.
+    return_arg : bool
+        For max/min, also return ``(arg_u, arg_e)``: the source node and the edge id that won each output
+        element (-1 for a destination without in-edges; None for an operand the op does not read).
+    backend : {None, "auto", "cpu", "cuda"}
+    format : {None, "csc", "coo"}
+        Force a format; by default CSC (destination-parallel), COO when CSC is not allowed.
+
+    Returns
+    -------
+    out : ndarray, shape (num_dst, ...) — or ``(out, arg_u, arg_e)`` with ``return_arg``.
+
+    Examples
+    --------
+    >>> import numpy as np, graphkern as gk
+    >>> g = gk.Graph.from_coo([0, 1, 2], [2, 2, 0], num_nodes=3)
+    >>> x = np.array([[1.0], [2.0], [4.0]])
+    >>> gk.spmm(g, "copy_lhs", "sum", x).ravel().tolist()
+    [4.0, 0.0, 3.0]
+    >>> out, arg_u, _ = gk.spmm(g, "copy_lhs", "max", x, return_arg=True)
+    >>> out.ravel().tolist(), arg_u.ravel().tolist()
+    ([4.0, 0.0, 2.0], [2, -1, 1])
+    """
+    g = _graph_of(g)
+    x, w, bcast = _check_spmm(g, op, reduce, ufeat, efeat)
+    with_arg = bool(return_arg) and reduce in ("max", "min")
+    if return_arg and not with_arg:
+        raise ValueError(f"argument 'return_arg': arg outputs exist for max and min, found reduce={reduce!r}")
+    the_plan = plan(g, "spmm", backend, (ufeat, efeat), op=op, reduce=reduce, feature_len=bcast.out_len,
+                    format=format, return_arg=with_arg)
+    if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
+        raise NotImplementedError("the cuda backend for spmm is not part of this version")
+    dtype = (x if x is not None else w).dtype
+    squeeze = (x is None or x.ndim == 1) and (w is None or w.ndim == 1)
+    out_shape = (g.num_dst,) + bcast.out_shape
+    out = np.zeros((g.num_dst, bcast.out_len), dtype=dtype)
+    arg_u = arg_e = None
+    if with_arg:
+        arg_u = np.full((g.num_dst, bcast.out_len), -1, dtype=g.idtype) if op != "copy_rhs" else None
+        arg_e = np.full((g.num_dst, bcast.out_len), -1, dtype=g.idtype) if op != "copy_lhs" else None
+    if g.num_edges and bcast.out_len:
+        x2 = _as_rows(x) if x is not None else _dummy(dtype)
+        w2 = _as_rows(w) if w is not None else _dummy(dtype)
+        loff = bcast.lhs_offsets if bcast.general else np.zeros(1, np.int64)
+        roff = bcast.rhs_offsets if bcast.general else np.zeros(1, np.int64)
+        au = arg_u if arg_u is not None else np.zeros((1, 1), g.idtype)
+        ae = arg_e if arg_e is not None else np.zeros((1, 1), g.idtype)
+        if the_plan.format == "csc":
+            indptr, indices, eids = g._raw("csc")
+            has_eids = not g.eids_are_identity("csc")
+            kernel = _spmm_cpu.spmm_csc_kernel(op, reduce, bcast.pattern)
+            kernel(indptr, indices, eids if has_eids else indices, has_eids, _parts(g, "csc", indptr),
+                   x2, w2, bcast.A, bcast.B, loff, roff, out, au, ae, with_arg)
+        else:
+            _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
+    if squeeze:
+        out_shape = (g.num_dst,)
+    out = out.reshape(out_shape)
+    if with_arg:
+        arg_u = arg_u.reshape(out_shape) if arg_u is not None else None
+        arg_e = arg_e.reshape(out_shape) if arg_e is not None else None
+        return out, arg_u, arg_e
+    return out
+
+
+def _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, arg_u, arg_e):
+    import numba
+
+    src, dst, eids = g._raw("coo")
+    has_eids = not g.eids_are_identity("coo")
+    threads = max(1, min(numba.get_num_threads(), g.num_edges // 4096 or 1))
+    bounds = (np.arange(threads + 1, dtype=np.int64) * g.num_edges) // threads
+    D = bcast.out_len
+    is_sum = reduce in ("sum", "mean")
+    fill = 0 if is_sum else (-np.inf if reduce == "max" else np.inf)
+    part_out = np.full((threads, g.num_dst, D), fill, dtype=out.dtype)
+    part_u = np.full((threads, g.num_dst, D), -1, dtype=g.idtype) if with_arg else np.zeros((1, 1, 1), g.idtype)
+    part_e = np.full((threads, g.num_dst, D), -1, dtype=g.idtype) if with_arg else np.zeros((1, 1, 1), g.idtype)
+    kernel = _spmm_cpu.spmm_coo_kernel(op, reduce, bcast.pattern)
+    kernel(src, dst, eids if has_eids else src, has_eids, bounds, x2, w2, bcast.A, bcast.B, loff, roff,
+           part_out, part_u, part_e, with_arg)
+    if is_sum:
+        _spmm_cpu.combine_sum(part_out, out)
+    else:
+        _spmm_cpu.combine_extreme(part_out, part_u, part_e, reduce == "max", with_arg, op != "copy_rhs",
+                                  op != "copy_lhs", out, arg_u, arg_e)
+    _spmm_cpu.finish_rows(g.in_degrees(), reduce == "mean", out, arg_u, arg_e, with_arg)
+
+
+# ----------------------------------------------------------------------------------------------- sddmm
+
+def _operand(name, arr, target, g):
+    rows = {"u": g.num_src, "v": g.num_dst, "e": g.num_edges}[target]
+    what = {"u": "source node", "v": "destination node", "e": "edge"}[target]
+    return _feature(name, arr, rows, what)
+
+
+@register_planner("sddmm")
+def _plan_sddmm(g, backend, op="dot", lhs_target="u", rhs_target="v", format=None):
+    supported = ("coo", "csr")
+    if format is not None:
+        check_choice("format", format, supported)
+        if not g.allows_format(format):
+            raise ValueError(f"argument 'format': the graph does not allow {format!r} (allowed formats: "
+                             f"{g.formats()})")
+        fmt, reasons = format, [f"format={format!r} was asked for"]
+    else:
+        fmt, reasons = select_format(g, "csr", supported, _sddmm_cost_model, op=op, lhs_target=lhs_target,
+                                     rhs_target=rhs_target)
+    return Plan("sddmm", backend, fmt, f"sddmm_{fmt}_{lhs_target}_{op}_{rhs_target}", how_to_build(g, fmt),
+                tuple(reasons))
+
+
+def _sddmm_cost_model(g, candidates, op, lhs_target, rhs_target):
+    """CSR (source-parallel) keeps ``x[u]`` hot across a row; COO writes ``out`` in edge-id order.
+
+    Measured (scale-18 Kronecker, F = 16 and 64, 2 threads): when the COO is in edge-id order and no
+    operand is a source row, COO is as fast and needs no conversion; otherwise CSR order wins because
+    each source row is loaded once for all its out-edges. Among created formats the model prefers the
+    one whose eids are the identity (sequential output writes).
+    """
+    reads_u = "u" in (lhs_target, rhs_target)
+    if "csr" in candidates and (reads_u or not g.has_format("coo")):
+        return "csr"
+    if "coo" in candidates and g.has_format("coo"):
+        return "coo"
+    return None
+
+
+def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *, backend=None, format=None):
+    """Generalized sampled dense-dense matrix multiplication: one value per edge.
+
+    ``out[e] = op(L[e], R[e])`` where ``L[e]`` is ``lhs[src(e)]``, ``lhs[dst(e)]`` or ``lhs[e]`` for
+    ``lhs_target`` ``"u"``, ``"v"`` or ``"e"`` (``R`` likewise). ``dot`` reduces the last axis (which must
+    be equal; the output keeps it with length 1); ``copy_lhs``/``copy_rhs`` read one operand. Broadcasting
+    as in :func:`spmm`. The output is indexed by edge id.
+
+    Examples
+    --------
+    >>> import numpy as np, graphkern as gk
+    >>> g = gk.Graph.from_coo([0, 1], [1, 0])
+    >>> x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> gk.sddmm(g, "dot", x, x, "u", "v").ravel().tolist()
+    [11.0, 11.0]
+    """
+    g = _graph_of(g)
+    check_choice("op", op, SDDMM_OPS)
+    check_choice("lhs_target", lhs_target, TARGETS)
+    check_choice("rhs_target", rhs_target, TARGETS)
+    uses_l, uses_r = op != "copy_rhs", op != "copy_lhs"
+    if uses_l and lhs is None:
+        raise ValueError(f"argument 'lhs': op '{op}' needs it, found None")
+    if uses_r and rhs is None:
+        raise ValueError(f"argument 'rhs': op '{op}' needs it, found None")
+    L = _operand("lhs", lhs, lhs_target, g) if uses_l else None
+    R = _operand("rhs", rhs, rhs_target, g) if uses_r else None
+    if L is not None and R is not None and L.dtype != R.dtype:
+        raise TypeError(f"arguments 'lhs' and 'rhs': expected the same dtype, found {L.dtype} and {R.dtype}")
+    bcast = _broadcast.analyse(op, _feature_shape(L) if L is not None else (), _feature_shape(R) if R is not None else (),
+                               "lhs", "rhs")
+    the_plan = plan(g, "sddmm", backend, (lhs, rhs), op=op, lhs_target=lhs_target, rhs_target=rhs_target,
+                    format=format)
+    if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
+        raise NotImplementedError("the cuda backend for sddmm is not part of this version")
+    dtype = (L if L is not None else R).dtype
+    squeeze = (L is None or L.ndim == 1) and (R is None or R.ndim == 1) and op != "dot"
+    out = np.empty((g.num_edges, bcast.out_len), dtype=dtype)
+    if g.num_edges and bcast.out_len:
+        L2 = _as_rows(L) if L is not None else _dummy(dtype)
+        R2 = _as_rows(R) if R is not None else _dummy(dtype)
+        loff = bcast.lhs_offsets if bcast.general else np.zeros(1, np.int64)
+        roff = bcast.rhs_offsets if bcast.general else np.zeros(1, np.int64)
+        kernel = _sddmm_cpu.sddmm_kernel(op, bcast.pattern, the_plan.format)
+        targets = _sddmm_cpu.target_codes(lhs_target if uses_l else "u", rhs_target if uses_r else "u")
+        a, b, eids = g._raw(the_plan.format)
+        has_eids = not g.eids_are_identity(the_plan.format)
+        if the_plan.format == "csr":
+            bounds = _parts(g, "csr", a)
+        else:
+            import numba
+
+            parts = max(1, numba.get_num_threads() * _PARTS_PER_THREAD)
+            bounds = (np.arange(parts + 1, dtype=np.int64) * g.num_edges) // parts
+        kernel(a, b, eids if has_eids else b, has_eids, bounds, L2, R2, targets[0], targets[1], bcast.A, bcast.B,
+               bcast.reduce_size, loff, roff, out)
+    shape = (g.num_edges,) if squeeze else (g.num_edges,) + bcast.out_shape
+    return out.reshape(shape)
+
+
+# ---------------------------------------------------------------------------------------- edge softmax
+
+@register_planner("edge_softmax")
+def _plan_edge_softmax(g, backend, norm_by="dst"):
+    fmt = "csc" if norm_by == "dst" else "csr"
+    if not g.allows_format(fmt):
+        raise ValueError(f"argument 'g': edge_softmax(norm_by={norm_by!r}) needs the {fmt} format, which this "
+                         f"graph does not allow ({g.formats()})")
+    return Plan("edge_softmax", backend, fmt, f"edge_softmax_{fmt}", how_to_build(g, fmt),
+                (f"normalising over {'in' if norm_by == 'dst' else 'out'}-edges needs rows by {norm_by}",))
+
+
+def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
+    """Softmax of edge logits over the in-edges of each destination (``norm_by="dst"``) or the
+    out-edges of each source (``"src"``), one fused pass per row, for every head at once.
+
+    ``logits`` has shape ``(E,)``, ``(E, H)`` or ``(E, H, 1)`` and is indexed by edge id; the result has
+    the same shape. Rows are computed stably (the row maximum is subtracted before ``exp``).
+
+    Examples
+    --------
+    >>> import numpy as np, graphkern as gk
+    >>> g = gk.Graph.from_coo([0, 1, 2], [2, 2, 0])
+    >>> a = gk.edge_softmax(g, np.log(np.array([1.0, 3.0, 5.0])))
+    >>> np.round(a, 3).tolist()
+    [0.25, 0.75, 1.0]
+    """
+    g = _graph_of(g)
+    check_choice("norm_by", norm_by, ("dst", "src"))
+    z = _feature("logits", logits, g.num_edges, "edge")
+    the_plan = plan(g, "edge_softmax", backend, (logits,), norm_by=norm_by)
+    if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
+        raise NotImplementedError("the cuda backend for edge_softmax is not part of this version")
+    z2 = _as_rows(z)
+    out = np.empty_like(z2)
+    if g.num_edges and z2.shape[1]:
+        fmt = the_plan.format
+        indptr, _, eids = g._raw(fmt)
+        has_eids = not g.eids_are_identity(fmt)
+        _softmax_cpu.edge_softmax_rows(indptr, eids if has_eids else indptr, has_eids, _parts(g, fmt, indptr), z2, out)
+    return out.reshape(z.shape)

@@ -1,0 +1,97 @@
+"""g-SDDMM on the CPU: ``out[e] = op(L[e], R[e])`` with operands taken from u, v or e of each edge.
+
+Two orders over the same kernel body, generated per (op, broadcast pattern, format):
+
+``csr``  source-parallel over out-CSR rows (nnz-balanced parts): every out-edge of ``u`` reuses the row
+         ``x[u]`` while it is in L1, which is what DGL's per-edge COO loop throws away.
+``coo``  edge-parallel over the COO slots; when the COO is in edge-id order the output is written
+         sequentially.
+
+``dot`` reduces over the last axis of both operands (length ``reduce_size``) for each output element.
+The output is always indexed by edge id. Kernels trust their inputs (graphkern.sparse validated them).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from numba import njit, prange
+
+from .spmm import apply_op, stride_for
+
+OPS = ("add", "sub", "mul", "div", "dot", "copy_lhs", "copy_rhs")
+_OP_CODE = {"add": 0, "sub": 1, "mul": 2, "div": 3, "copy_lhs": 4, "copy_rhs": 5, "dot": 6}
+_TARGET_CODE = {"u": 0, "v": 1, "e": 2}
+
+
+@njit(inline="always")
+def _pick(target, u, v, e):
+    if target == 0:
+        return u
+    if target == 1:
+        return v
+    return e
+
+
+def target_codes(lhs_target: str, rhs_target: str) -> tuple[int, int]:
+    """The runtime codes of two targets (u, v, e) for :func:`sddmm_kernel`."""
+    return _TARGET_CODE[lhs_target], _TARGET_CODE[rhs_target]
+
+
+@functools.lru_cache(maxsize=None)
+def sddmm_kernel(op: str, pattern: tuple, fmt: str):
+    """``kernel(a, b, eids, has_eids, bounds, L, R, lhs_target, rhs_target, A, B, reduce_size, loff, roff, out)``.
+
+    The targets are runtime codes (:func:`target_codes`): picking a row per edge is a cheap branch, and
+    keeping them out of the specialisation divides the number of compiled kernels by nine.
+
+    ``fmt == "coo"``: ``a, b`` are src and dst and ``bounds`` split the slots; ``fmt == "csr"``: ``a, b``
+    are indptr and indices and ``bounds`` split the rows. ``L``/``R`` are 2-D row views (dummies for an
+    unused operand); ``out`` is ``(E, A*B)``.
+    """
+    OP = _OP_CODE[op]
+    DOT = op == "dot"
+    USE_L = op != "copy_rhs"
+    USE_R = op != "copy_lhs"
+    LA, LB, RA, RB, GENERAL = pattern
+    CSR = fmt == "csr"
+
+    @njit(inline="always")
+    def edge(u, v, e, L, R, lt, rt, A, B, la, ra, RS, loff, roff, out):
+        li = _pick(lt, u, v, e)
+        ri = _pick(rt, u, v, e)
+        for a in range(A):
+            for b in range(B):
+                k = a * B + b
+                if GENERAL:
+                    lo = loff[k]
+                    ro = roff[k]
+                else:
+                    lo = a * la + b * LB
+                    ro = a * ra + b * RB
+                if DOT:
+                    acc = L[li, lo * RS] * R[ri, ro * RS]
+                    for t in range(1, RS):
+                        acc += L[li, lo * RS + t] * R[ri, ro * RS + t]
+                    out[e, k] = acc
+                else:
+                    lval = L[li, lo] if USE_L else L[0, 0]
+                    rval = R[ri, ro] if USE_R else R[0, 0]
+                    out[e, k] = apply_op(OP, lval, rval)
+
+    @njit(parallel=True, cache=True)
+    def kernel(a_arr, b_arr, eids, has_eids, bounds, L, R, lt, rt, A, B, RS, loff, roff, out):
+        la = stride_for(LA, B)
+        ra = stride_for(RA, B)
+        for p in prange(bounds.size - 1):
+            if CSR:
+                for u in range(bounds[p], bounds[p + 1]):
+                    for j in range(a_arr[u], a_arr[u + 1]):
+                        e = eids[j] if has_eids else j
+                        edge(u, b_arr[j], e, L, R, lt, rt, A, B, la, ra, RS, loff, roff, out)
+            else:
+                for i in range(bounds[p], bounds[p + 1]):
+                    e = eids[i] if has_eids else i
+                    edge(a_arr[i], b_arr[i], e, L, R, lt, rt, A, B, la, ra, RS, loff, roff, out)
+
+    return kernel

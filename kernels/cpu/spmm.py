@@ -1,0 +1,242 @@
+"""g-SpMM on the CPU: ``out[v] = reduce over in-edges (u, e, v) of op(x[u], w[e])``.
+
+Two paths, as in DGL, with graphkern's choices:
+
+``spmm_csc``  destination-parallel over the CSC. Rows are split into parts of about equal non-zeros (not
+              equal row counts, which load-imbalance power-law graphs), every row is reduced by one thread
+              in CSC order: sums are deterministic and max/min ties go to the first edge in CSC order.
+``spmm_coo``  edge-parallel over the COO, for graphs where CSC is not allowed. Each thread reduces its
+              contiguous chunk of edges into a private output; the partials are combined in chunk order,
+              so ties still go to the earliest edge and there is no lock (DGL takes a global critical
+              section for COO max/min).
+
+Kernels are generated per (op, reducer, broadcast pattern, arg outputs) by :func:`spmm_csc_kernel` and
+:func:`spmm_coo_kernel`: the op, the reducer and the operand strides (graphkern._broadcast) are closure
+constants, so each specialisation compiles to straight-line code with the dead branches removed and a
+contiguous inner loop over features. Numba adds the dtype (float32/64) and id (int32/64) specialisations.
+Kernels trust their inputs: graphkern's spmm() validated them.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import njit, prange
+
+from ._intrinsics import prefetch_row
+
+OPS = ("add", "sub", "mul", "div", "copy_lhs", "copy_rhs")
+REDUCERS = ("sum", "max", "min", "mean")
+_OP_CODE = {name: i for i, name in enumerate(OPS)}
+
+
+@njit(inline="always")
+def apply_op(op, lhs, rhs):
+    """The binary op by code (a compile-time constant at every call site)."""
+    if op == 0:
+        return lhs + rhs
+    if op == 1:
+        return lhs - rhs
+    if op == 2:
+        return lhs * rhs
+    if op == 3:
+        return lhs / rhs
+    if op == 4:
+        return lhs
+    return rhs
+
+
+@njit(inline="always")
+def stride_for(code, B):
+    # graphkern._broadcast: STRIDE_ZERO = 0, STRIDE_ONE = 1, STRIDE_B = 2
+    if code == 0:
+        return 0
+    if code == 1:
+        return 1
+    return B
+
+
+@njit(inline="always")
+def prefetch_plan(x, w, use_x, use_w):
+    """(edges ahead, bytes of an x row, bytes of a w row) to prefetch: about 2 KB of rows in flight."""
+    row = 0
+    if use_x:
+        row += x.shape[1] * x.itemsize
+    if use_w:
+        row += w.shape[1] * w.itemsize
+    dist = 2048 // max(row, 1)
+    return max(4, min(32, dist)), x.shape[1] * x.itemsize, w.shape[1] * w.itemsize
+
+
+def nnz_balanced_parts(indptr: np.ndarray, parts: int) -> np.ndarray:
+    """Row bounds of ``parts`` ranges with about equal non-zeros (a row is never split)."""
+    nnz = int(indptr[-1])
+    targets = (np.arange(1, parts, dtype=np.int64) * nnz) // parts
+    inner = np.searchsorted(indptr, targets, side="right") - 1
+    bounds = np.concatenate([[0], np.clip(inner, 0, indptr.size - 1), [indptr.size - 1]]).astype(np.int64)
+    return np.maximum.accumulate(bounds)
+
+
+@functools.lru_cache(maxsize=None)
+def spmm_csc_kernel(op: str, reduce: str, pattern: tuple):
+    """The compiled destination-parallel kernel for one (op, reduce, broadcast pattern) combination.
+
+    Call as ``kernel(indptr, indices, eids, has_eids, parts, x, w, A, B, loff, roff, out, arg_u, arg_e,
+    with_arg)``
+    with ``x`` ``(N, Lx)`` and ``w`` ``(E, Lw)`` C-contiguous (dummies for an unused operand), ``out``
+    ``(num_dst, A*B)`` zero-filled; ``arg_u``/``arg_e`` as ``out`` in the id dtype (dummies without args).
+    """
+    OP = _OP_CODE[op]
+    USE_X = op != "copy_rhs"
+    USE_W = op != "copy_lhs"
+    LA, LB, RA, RB, GENERAL = pattern
+    IS_SUM = reduce in ("sum", "mean")
+    IS_MEAN = reduce == "mean"
+    IS_MAX = reduce == "max"
+
+    @njit(parallel=True, cache=True)
+    def kernel(indptr, indices, eids, has_eids, parts, x, w, A, B, loff, roff, out, arg_u, arg_e, with_arg):
+        la = stride_for(LA, B)
+        ra = stride_for(RA, B)
+        D = A * B
+        nnz = indices.size
+        dist, x_bytes, w_bytes = prefetch_plan(x, w, USE_X, USE_W)
+        for p in prange(parts.size - 1):
+            for v in range(parts[p], parts[p + 1]):
+                start = indptr[v]
+                end = indptr[v + 1]
+                if end == start:
+                    continue  # out is zero and args are -1 already: graphkern's rule for empty rows
+                if not IS_SUM:
+                    for k in range(D):
+                        out[v, k] = -np.inf if IS_MAX else np.inf
+                for j in range(start, end):
+                    if j + dist < nnz:  # the rows of an edge a few slots ahead: misses overlap
+                        if USE_X:
+                            prefetch_row(x, indices[j + dist], x_bytes)
+                        if USE_W and has_eids:
+                            prefetch_row(w, eids[j + dist], w_bytes)
+                    u = indices[j]
+                    e = eids[j] if has_eids else j
+                    for a in range(A):
+                        for b in range(B):
+                            k = a * B + b
+                            if GENERAL:
+                                xl = x[u, loff[k]] if USE_X else x[0, 0]
+                                wr = w[e, roff[k]] if USE_W else w[0, 0]
+                            else:
+                                xl = x[u, a * la + b * LB] if USE_X else x[0, 0]
+                                wr = w[e, a * ra + b * RB] if USE_W else w[0, 0]
+                            val = apply_op(OP, xl, wr)
+                            if IS_SUM:
+                                out[v, k] += val
+                            elif (val > out[v, k]) if IS_MAX else (val < out[v, k]):
+                                out[v, k] = val
+                                if with_arg:  # a runtime flag: the branch is rare (only on a new best)
+                                    if USE_X:
+                                        arg_u[v, k] = u
+                                    if USE_W:
+                                        arg_e[v, k] = e
+                if IS_MEAN:
+                    inv = 1.0 / (end - start)
+                    for k in range(D):
+                        out[v, k] *= inv
+
+    return kernel
+
+
+@functools.lru_cache(maxsize=None)
+def spmm_coo_kernel(op: str, reduce: str, pattern: tuple):
+    """The compiled edge-parallel kernel: thread ``t`` reduces edges ``bounds[t]:bounds[t+1]`` into
+    ``part_out[t]`` (and ``part_arg_u[t]``/``part_arg_e[t]``), pre-filled with the reducer's identity."""
+    OP = _OP_CODE[op]
+    USE_X = op != "copy_rhs"
+    USE_W = op != "copy_lhs"
+    LA, LB, RA, RB, GENERAL = pattern
+    IS_SUM = reduce in ("sum", "mean")
+    IS_MAX = reduce == "max"
+
+    @njit(parallel=True, cache=True)
+    def kernel(src, dst, eids, has_eids, bounds, x, w, A, B, loff, roff, part_out, part_arg_u, part_arg_e,
+               with_arg):
+        la = stride_for(LA, B)
+        ra = stride_for(RA, B)
+        for t in prange(bounds.size - 1):
+            out = part_out[t]
+            for i in range(bounds[t], bounds[t + 1]):
+                u = src[i]
+                v = dst[i]
+                e = eids[i] if has_eids else i
+                for a in range(A):
+                    for b in range(B):
+                        k = a * B + b
+                        if GENERAL:
+                            xl = x[u, loff[k]] if USE_X else x[0, 0]
+                            wr = w[e, roff[k]] if USE_W else w[0, 0]
+                        else:
+                            xl = x[u, a * la + b * LB] if USE_X else x[0, 0]
+                            wr = w[e, a * ra + b * RB] if USE_W else w[0, 0]
+                        val = apply_op(OP, xl, wr)
+                        if IS_SUM:
+                            out[v, k] += val
+                        elif (val > out[v, k]) if IS_MAX else (val < out[v, k]):
+                            out[v, k] = val
+                            if with_arg:
+                                if USE_X:
+                                    part_arg_u[t, v, k] = u
+                                if USE_W:
+                                    part_arg_e[t, v, k] = e
+
+    return kernel
+
+
+@njit(parallel=True, cache=True)
+def combine_sum(part_out, out):
+    """``out = sum(part_out, axis=0)`` in chunk order (deterministic)."""
+    T, N, D = part_out.shape
+    for v in prange(N):
+        for k in range(D):
+            acc = part_out[0, v, k]
+            for t in range(1, T):
+                acc += part_out[t, v, k]
+            out[v, k] = acc
+
+
+@njit(parallel=True, cache=True)
+def combine_extreme(part_out, part_arg_u, part_arg_e, is_max, with_arg, use_u, use_e, out, arg_u, arg_e):
+    """Pick each element's max (min) over the partials; an earlier chunk wins ties (first edge wins)."""
+    T, N, D = part_out.shape
+    for v in prange(N):
+        for k in range(D):
+            best = part_out[0, v, k]
+            bt = 0
+            for t in range(1, T):
+                val = part_out[t, v, k]
+                if (val > best) if is_max else (val < best):
+                    best = val
+                    bt = t
+            out[v, k] = best
+            if with_arg:
+                if use_u:
+                    arg_u[v, k] = part_arg_u[bt, v, k]
+                if use_e:
+                    arg_e[v, k] = part_arg_e[bt, v, k]
+
+
+@njit(parallel=True, cache=True)
+def finish_rows(degrees, is_mean, out, arg_u, arg_e, with_arg):
+    """Empty rows -> 0 and arg -1 (graphkern's rule for every reducer); mean divides by the in-degree."""
+    N, D = out.shape
+    for v in prange(N):
+        d = degrees[v]
+        if d == 0:
+            for k in range(D):
+                out[v, k] = 0
+                if with_arg:
+                    arg_u[v, k] = -1
+                    arg_e[v, k] = -1
+        elif is_mean:
+            inv = 1.0 / d
+            for k in range(D):
+                out[v, k] *= inv

@@ -1,0 +1,130 @@
+"""g-SDDMM and edge softmax against the NumPy references."""
+
+import numpy as np
+import pytest
+
+import graphkern as gk
+import reference as ref
+from graph_cases import CASES, facebook_edges
+
+TARGET_PAIRS = [(a, b) for a in "uve" for b in "uve"]
+
+
+def _operand(g, target, shape, seed):
+    rows = {"u": g.num_src, "v": g.num_dst, "e": g.num_edges}[target]
+    return (np.random.default_rng(seed).random((rows,) + shape) + 0.5)
+
+
+def _check(g, op, lt, rt, lshape, rshape, dtype=np.float64, fmt=None):
+    L = _operand(g, lt, lshape, 1).astype(dtype) if op != "copy_rhs" else None
+    R = _operand(g, rt, rshape, 2).astype(dtype) if op != "copy_lhs" else None
+    src, dst = g.edges()
+    want = ref.sddmm(src, dst, op, L, R, lt, rt)
+    got = gk.sddmm(g, op, L, R, lt, rt, format=fmt)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(got.reshape(want.shape), want, **tol)
+    assert got.shape[0] == g.num_edges and got.dtype == dtype
+    return got
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "dot", "copy_lhs", "copy_rhs"])
+def test_every_op_and_target_pair(op, fmt):
+    src, dst, n = CASES["unsorted_random"]()
+    g = gk.Graph.from_coo(src[:1500], dst[:1500], num_nodes=n)
+    for lt, rt in TARGET_PAIRS:
+        _check(g, op, lt, rt, (3,), (3,), fmt=fmt)
+
+
+@pytest.mark.parametrize("op, lshape, rshape", [
+    ("dot", (4, 8), (1, 8)),       # per-head attention score against a shared query
+    ("dot", (4, 8), (4, 8)),
+    ("mul", (1, 3), (5, 1)),
+    ("add", (2, 1, 3), (1, 4, 1)),
+    ("dot", (2, 1, 3, 5), (1, 4, 1, 5)),
+    ("sub", (6,), (1,)),
+])
+def test_broadcasting(op, lshape, rshape):
+    src, dst, n = CASES["multi_edges"]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    got = _check(g, op, "u", "e", lshape, rshape)
+    if op == "dot":
+        assert got.shape[-1] == 1
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_graph_cases_u_dot_v(case, idtype):
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
+    _check(g, "dot", "u", "v", (5,), (5,), np.float32)
+    _check(g, "mul", "u", "e", (4,), (1,), np.float32)
+
+
+def test_csr_and_coo_agree_on_a_permuted_edge_order():
+    src, dst = gk.graph.kronecker_edges(11)
+    g = gk.Graph.from_coo(src, dst)
+    x = np.random.default_rng(0).random((g.num_src, 16), dtype=np.float32)
+    a = gk.sddmm(g, "dot", x, x, format="csr")
+    b = gk.sddmm(g, "dot", x, x, format="coo")
+    np.testing.assert_array_equal(a, b)
+
+
+def test_generated_sddmm_names():
+    g = gk.Graph.from_coo([0, 1], [1, 0])
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    e = np.array([[10.0, 20.0], [30.0, 40.0]])
+    np.testing.assert_array_equal(gk.ops.u_dot_v(g, x, x), [[11.0], [11.0]])
+    np.testing.assert_array_equal(gk.ops.e_sub_v(g, e, x), [[7.0, 16.0], [29.0, 38.0]])
+    np.testing.assert_array_equal(gk.ops.copy_u(g, x), x)
+    np.testing.assert_array_equal(gk.ops.copy_v(g, x), x[::-1])
+    assert gk.ops.copy_e(g, e) is e
+    sddmm_names = [n for n in gk.ops.__all__ if n.count("_") == 2 and n.split("_")[1] in
+                   ("add", "sub", "mul", "div", "dot")]
+    assert len(sddmm_names) == 30
+
+
+def test_facebook_u_dot_v():
+    edges = facebook_edges()
+    if edges is None:
+        pytest.skip("shared/data is not beside the repository")
+    g = gk.Graph.from_coo(edges[0], edges[1])
+    x = np.random.default_rng(0).random((g.num_src, 16), dtype=np.float32)
+    got = gk.ops.u_dot_v(g, x, x)
+    want = np.einsum("ij,ij->i", x[edges[0]], x[edges[1]])[:, None]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+# ----------------------------------------------------------------------------------- edge softmax
+
+@pytest.mark.parametrize("shape", [(), (1,), (4,), (4, 1)])
+@pytest.mark.parametrize("norm_by", ["dst", "src"])
+def test_edge_softmax(shape, norm_by):
+    src, dst, n = CASES["multi_edges"]()
+    src = np.concatenate([src, np.random.default_rng(0).integers(0, 30, 500)])
+    dst = np.concatenate([dst, np.random.default_rng(1).integers(0, 30, 500)])
+    g = gk.Graph.from_coo(src, dst, num_nodes=32)
+    z = np.random.default_rng(2).normal(size=(g.num_edges,) + shape) * 5
+    got = gk.edge_softmax(g, z, norm_by=norm_by)
+    want = ref.edge_softmax(dst if norm_by == "dst" else src, 32, z)
+    assert got.shape == z.shape
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    sums = np.zeros((32,) + shape)
+    np.add.at(sums, dst if norm_by == "dst" else src, got)
+    has = np.bincount(dst if norm_by == "dst" else src, minlength=32) > 0
+    np.testing.assert_allclose(sums[has], 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_edge_softmax_graph_cases(case):
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    z = np.random.default_rng(0).normal(size=(g.num_edges, 2)).astype(np.float32)
+    got = gk.edge_softmax(g, z)
+    want = ref.edge_softmax(dst, g.num_dst, z)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_edge_softmax_is_stable_for_large_logits():
+    g = gk.Graph.from_coo([0, 1], [2, 2])
+    got = gk.edge_softmax(g, np.array([1000.0, 1000.0]))
+    np.testing.assert_array_equal(got, [0.5, 0.5])

@@ -1,0 +1,232 @@
+"""g-SpMM against the NumPy reference: every op and reducer, broadcasting, both paths, the graph cases."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import graphkern as gk
+import reference as ref
+from graph_cases import CASES, facebook_edges
+
+OPS = ["add", "sub", "mul", "div", "copy_lhs", "copy_rhs"]
+REDUCERS = ["sum", "max", "min", "mean"]
+
+
+def _tol(dtype, degree=1):
+    if dtype == np.float32:
+        return dict(rtol=1e-4, atol=1e-4 * max(1.0, np.sqrt(degree)))
+    return dict(rtol=1e-10, atol=1e-10 * max(1.0, np.sqrt(degree)))
+
+
+def _features(g, op, xshape, wshape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    x = (rng.random((g.num_src,) + xshape) + 0.5).astype(dtype) if op != "copy_rhs" else None
+    # positive, away from zero so div is tame; quantised so max/min ties really happen
+    w = (np.round(rng.random((g.num_edges,) + wshape) * 8) / 4 + 0.5).astype(dtype) if op != "copy_lhs" else None
+    return x, w
+
+
+def _check(g, op, reduce, x, w, fmt=None):
+    src, dst = g.edges()
+    csc_eids = g.csc().eids if g.allows_format("csc") else np.argsort(dst, kind="stable")
+    want, want_u, want_e = ref.spmm(src, dst, csc_eids, g.num_dst, op, reduce, x, w)
+    dtype = (x if x is not None else w).dtype
+    deg = int(g.in_degrees().max()) if g.num_edges else 1
+    if reduce in ("max", "min"):
+        got, arg_u, arg_e = gk.spmm(g, op, reduce, x, w, return_arg=True, format=fmt)
+        np.testing.assert_allclose(got.reshape(want.shape), want, **_tol(dtype))
+        if op != "copy_rhs":
+            np.testing.assert_array_equal(arg_u.reshape(want.shape), want_u)
+        else:
+            assert arg_u is None
+        if op != "copy_lhs":
+            np.testing.assert_array_equal(arg_e.reshape(want.shape), want_e)
+        else:
+            assert arg_e is None
+        plain = gk.spmm(g, op, reduce, x, w, format=fmt)
+        np.testing.assert_array_equal(plain, got)
+    else:
+        got = gk.spmm(g, op, reduce, x, w, format=fmt)
+        np.testing.assert_allclose(got.reshape(want.shape), want, **_tol(dtype, deg))
+    assert got.dtype == dtype
+    return got
+
+
+# every (op, reducer) on the CSC path; the COO path's kernels for every reducer with two ops
+OP_REDUCE_FORMATS = [(op, r, "csc") for op in OPS for r in REDUCERS] + [
+    (op, r, "coo") for op in ("mul", "copy_lhs") for r in REDUCERS]
+
+
+@pytest.mark.parametrize("op, reduce, fmt", OP_REDUCE_FORMATS)
+def test_every_op_and_reducer(op, reduce, fmt):
+    src, dst, n = CASES["multi_edges"]()
+    src = np.concatenate([src, np.random.default_rng(1).integers(0, 40, 400)])
+    dst = np.concatenate([dst, np.random.default_rng(2).integers(0, 40, 400)])
+    g = gk.Graph.from_coo(src, dst, num_nodes=45)  # nodes 40..44 have no in-edges
+    x, w = _features(g, op, (3,), (3,), np.float64)
+    _check(g, op, reduce, x, w, fmt)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("op, reduce", [("copy_lhs", "sum"), ("mul", "max"), ("add", "mean")])
+def test_graph_cases(case, op, reduce, idtype):
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
+    x, w = _features(g, op, (4,), (1,), np.float32)
+    got = _check(g, op, reduce, x, w)
+    assert got.shape == (g.num_dst, 4)
+
+
+# research/dgl-kernels.md 2: the worked broadcasting table, plus the mirror images and a general case
+BROADCASTS = [
+    ("mul", (1, 3), (5, 1)),
+    ("mul", (4, 8), (4, 1)),
+    ("mul", (8,), (1,)),
+    ("add", (2, 1, 3), (1, 4, 1)),
+    ("sub", (3,), (2, 3)),
+    ("div", (1,), (6,)),
+    ("mul", (4, 1), (4, 8)),
+    ("add", (2, 3, 4), (2, 3, 4)),
+    ("mul", (2, 1, 3, 1), (1, 4, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("op, xshape, wshape", BROADCASTS)
+@pytest.mark.parametrize("reduce, fmt", [("sum", "csc"), ("max", "csc"), ("sum", "coo")])
+def test_broadcasting(op, xshape, wshape, reduce, fmt):
+    src, dst, n = CASES["unsorted_random"]()
+    g = gk.Graph.from_coo(src[:800], dst[:800])
+    x, w = _features(g, op, xshape, wshape, np.float64)
+    got = _check(g, op, reduce, x, w, fmt)
+    want_shape = np.broadcast_shapes(*ref._pad(xshape, wshape))
+    assert got.shape == (g.num_dst,) + want_shape
+
+
+@settings(max_examples=30)  # each new broadcast pattern is a compile (~1.5 s); 30 shapes cover the classes
+@given(
+    lshape=st.lists(st.integers(1, 3), min_size=0, max_size=3),
+    rshape=st.lists(st.integers(1, 3), min_size=0, max_size=3),
+    op=st.just("mul"),
+    reduce=st.sampled_from(["sum", "max"]),
+    seed=st.integers(0, 2**16),
+)
+def test_broadcasting_hypothesis(lshape, rshape, op, reduce, seed):
+    lshape, rshape = tuple(lshape) or (1,), tuple(rshape) or (1,)
+    try:
+        np.broadcast_shapes(*ref._pad(lshape, rshape))
+    except ValueError:
+        with pytest.raises(ValueError, match="do not broadcast"):
+            g = gk.Graph.from_coo([0], [0])
+            gk.spmm(g, op, reduce, np.ones((1,) + lshape), np.ones((1,) + rshape))
+        return
+    rng = np.random.default_rng(seed)
+    g = gk.Graph.from_coo(rng.integers(0, 12, 60), rng.integers(0, 12, 60), num_nodes=14)
+    x, w = _features(g, op, lshape, rshape, np.float64, seed)
+    _check(g, op, reduce, x, w)
+
+
+def test_ties_go_to_the_first_edge_in_csc_order():
+    # three edges into node 2 with equal messages; CSC order follows edge ids (stable count sort)
+    g = gk.Graph.from_coo([3, 1, 0, 4], [2, 2, 2, 2], num_nodes=5)
+    x = np.array([[0.0], [7.0], [5.0], [7.0], [1.0]])  # sources 3, 1 tie at 7; source 0 has the minimum
+    for fmt in ("csc", "coo"):
+        out, arg_u, _ = gk.spmm(g, "copy_lhs", "max", x, return_arg=True, format=fmt)
+        assert out[2, 0] == 7.0 and arg_u[2, 0] == 3
+        out, arg_u, _ = gk.spmm(g, "copy_lhs", "min", x, return_arg=True, format=fmt)
+        assert out[2, 0] == 0.0 and arg_u[2, 0] == 0
+
+
+def test_zero_in_degree_gives_zero_and_minus_one_for_every_reducer():
+    g = gk.Graph.from_coo([0], [1], num_nodes=3)
+    x = np.array([[5.0], [6.0], [7.0]])
+    for reduce in REDUCERS:
+        for fmt in ("csc", "coo"):
+            res = gk.spmm(g, "copy_lhs", reduce, x, return_arg=reduce in ("max", "min"), format=fmt)
+            out = res[0] if isinstance(res, tuple) else res
+            assert out[:, 0].tolist() == [0.0, 5.0, 0.0]
+            if isinstance(res, tuple):
+                assert res[1][:, 0].tolist() == [-1, 0, -1]
+
+
+def test_no_edges_and_empty_graph():
+    g = gk.Graph.from_coo([], [], num_nodes=4)
+    for reduce in REDUCERS:
+        assert not gk.spmm(g, "copy_lhs", reduce, np.ones((4, 2))).any()
+    g = gk.Graph.from_coo([], [], num_nodes=0)
+    assert gk.spmm(g, "mul", "sum", np.ones((0, 3)), np.ones((0, 1))).shape == (0, 3)
+
+
+def test_one_dimensional_features_give_one_dimensional_output():
+    g = gk.Graph.from_coo([0, 1], [1, 1])
+    out = gk.spmm(g, "mul", "sum", np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    assert out.shape == (2,) and out.tolist() == [0.0, 11.0]
+    out = gk.spmm(g, "mul", "sum", np.array([[1.0], [2.0]]), np.array([3.0, 4.0]))
+    assert out.shape == (2, 1)
+
+
+def test_results_are_deterministic_across_runs_and_threads():
+    import numba
+
+    src, dst = gk.graph.kronecker_edges(12)
+    g = gk.Graph.from_coo(src, dst)
+    x = np.random.default_rng(0).random((g.num_src, 8), dtype=np.float32)
+    first = gk.spmm(g, "copy_lhs", "sum", x)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        single = gk.spmm(g, "copy_lhs", "sum", x)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(first, gk.spmm(g, "copy_lhs", "sum", x))
+    np.testing.assert_array_equal(first, single)
+
+
+def test_read_only_inputs_are_fine_and_untouched():
+    g = gk.Graph.from_coo([0, 1, 2], [1, 2, 0])
+    x = np.arange(6.0).reshape(3, 2)
+    w = np.ones((3, 1))
+    x.setflags(write=False)
+    w.setflags(write=False)
+    out = gk.spmm(g, "mul", "sum", x, w)
+    assert out.tolist() == [[4.0, 5.0], [0.0, 1.0], [2.0, 3.0]]
+    assert x.tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+
+
+def test_generated_op_names():
+    g = gk.Graph.from_coo([0, 1, 1], [1, 0, 1])
+    x = np.array([[1.0], [2.0]])
+    w = np.array([[3.0], [4.0], [5.0]])
+    np.testing.assert_array_equal(gk.ops.u_mul_e_sum(g, x, w), gk.spmm(g, "mul", "sum", x, w))
+    np.testing.assert_array_equal(gk.ops.copy_u_max(g, x), gk.spmm(g, "copy_lhs", "max", x))
+    np.testing.assert_array_equal(gk.ops.copy_e_mean(g, w), gk.spmm(g, "copy_rhs", "mean", None, w))
+    out, arg_u, arg_e = gk.ops.u_add_e_min(g, x, w, return_arg=True)
+    assert arg_u is not None and arg_e is not None
+    names = [n for n in gk.ops.__all__ if n.startswith(("u_", "copy_u_", "copy_e_")) and n.count("_") >= 2
+             and n.split("_")[-1] in REDUCERS]
+    assert len(names) == 24
+
+
+def test_facebook_against_scipy():
+    edges = facebook_edges()
+    if edges is None:
+        pytest.skip("shared/data is not beside the repository")
+    src, dst = np.concatenate([edges[0], edges[1]]), np.concatenate([edges[1], edges[0]])
+    g = gk.Graph.from_coo(src, dst)
+    x = np.random.default_rng(0).random((g.num_src, 16), dtype=np.float32)
+    w = np.random.default_rng(1).random((g.num_edges, 1), dtype=np.float32)
+    A = g.reverse().to_scipy("csr", data=w[:, 0]).astype(np.float64)  # A[v, u] = w(u -> v)
+    np.testing.assert_allclose(gk.ops.u_mul_e_sum(g, x, w), A @ x.astype(np.float64), rtol=1e-4, atol=1e-3)
+    ones = g.reverse().to_scipy("csr").astype(np.float64)
+    np.testing.assert_allclose(gk.ops.copy_u_sum(g, x), ones @ x.astype(np.float64), rtol=1e-4, atol=1e-3)
+    _check(g, "copy_lhs", "max", x, None)
+
+
+@pytest.mark.parametrize("op, reduce", [("copy_lhs", "sum"), ("mul", "max")])
+def test_coo_only_graph_uses_the_coo_kernel(op, reduce):
+    src, dst, n = CASES["hub"]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, formats="coo")
+    assert gk.explain(g, "spmm", op=op, reduce=reduce).format == "coo"
+    x, w = _features(g, op, (2,), (1,), np.float32)
+    _check(g, op, reduce, x, w)
+    assert g.formats()["created"] == ["coo"]

@@ -128,3 +128,43 @@ def test_edge_softmax_is_stable_for_large_logits():
     g = gk.Graph.from_coo([0, 1], [2, 2])
     got = gk.edge_softmax(g, np.array([1000.0, 1000.0]))
     np.testing.assert_array_equal(got, [0.5, 0.5])
+
+
+def test_edge_order_softmax_is_used_and_independent_of_threads():
+    import numba
+
+    g = gk.graph.kronecker(12)  # edge ids follow the CSR; the CSC reaches logits through a permutation
+    g.csc()
+    assert gk.explain(g, "edge_softmax").kernel == "edge_softmax_edge_order"
+    z = np.random.default_rng(0).normal(size=(g.num_edges, 3)).astype(np.float32)
+    first = gk.edge_softmax(g, z)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        single = gk.edge_softmax(g, z)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(first, single)
+    src, dst = g.edges()
+    np.testing.assert_allclose(first, ref.edge_softmax(dst, g.num_dst, z), rtol=1e-5, atol=1e-7)
+    rows = gk.edge_softmax(gk.Graph.from_csc(*g.csc()), z)  # the row kernel on the same edges
+    np.testing.assert_allclose(rows, first, rtol=1e-5, atol=1e-7)
+
+
+def test_fast_exp_accuracy():
+    from numba import njit
+
+    from graphkern.kernels.cpu._fastmath import POW2, fast_exp
+
+    @njit
+    def many(x, out):
+        for i in range(x.size):
+            out[i] = fast_exp(x[i], POW2)
+        return out
+
+    x = np.linspace(-80, 80, 100_001).astype(np.float32)
+    got = many(x, np.empty_like(x))
+    want = np.exp(x.astype(np.float64))
+    assert np.max(np.abs(got - want) / want) < 5e-7
+    x64 = np.linspace(-5, 5, 11)
+    np.testing.assert_array_equal(many(x64, np.empty_like(x64)), np.exp(x64))

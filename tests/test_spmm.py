@@ -230,3 +230,35 @@ def test_coo_only_graph_uses_the_coo_kernel(op, reduce):
     x, w = _features(g, op, (2,), (1,), np.float32)
     _check(g, op, reduce, x, w)
     assert g.formats()["created"] == ["coo"]
+
+
+@pytest.fixture
+def tiled_everywhere(monkeypatch):
+    import graphkern.sparse as sparse
+
+    monkeypatch.setattr(sparse, "_TILED_MIN_EDGES", 0)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("op, reduce", [("copy_lhs", "sum"), ("mul", "mean"), ("copy_rhs", "sum")])
+def test_tiled_csr_path_on_graph_cases(case, op, reduce, tiled_everywhere):
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    g.csr()
+    assert gk.explain(g, "spmm", op=op, reduce=reduce).kernel.startswith("spmm_tiled_csr")
+    x, w = _features(g, op, (3,), (1,), np.float64)
+    _check(g, op, reduce, x, w)
+
+
+def test_tiled_csr_equals_csc_bitwise_when_the_csc_comes_from_the_csr():
+    g = gk.graph.kronecker(12)  # edge ids follow the CSR; the CSC is its transpose
+    g.csc()
+    x = np.random.default_rng(0).random((g.num_src, 8), dtype=np.float32)
+    w = np.random.default_rng(1).random((g.num_edges, 1), dtype=np.float32)
+    plan = gk.explain(g, "spmm", op="mul", reduce="sum")
+    assert plan.kernel == "spmm_tiled_csr_mul_sum" and "tiles" in str(plan)
+    np.testing.assert_array_equal(gk.spmm(g, "mul", "sum", x, w), gk.spmm(g, "mul", "sum", x, w, format="csc"))
+    np.testing.assert_array_equal(gk.spmm(g, "copy_lhs", "mean", x, format="csr"),
+                                  gk.spmm(g, "copy_lhs", "mean", x, format="csc"))
+    with pytest.raises(ValueError, match="reduces by sum or mean"):
+        gk.spmm(g, "copy_lhs", "max", x, format="csr")

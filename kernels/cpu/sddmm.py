@@ -17,6 +17,7 @@ import functools
 
 from numba import njit, prange
 
+from ._intrinsics import prefetch_row
 from .spmm import apply_op, stride_for
 
 OPS = ("add", "sub", "mul", "div", "dot", "copy_lhs", "copy_rhs")
@@ -83,14 +84,33 @@ def sddmm_kernel(op: str, pattern: tuple, fmt: str):
     def kernel(a_arr, b_arr, eids, has_eids, bounds, L, R, lt, rt, A, B, RS, loff, roff, out):
         la = stride_for(LA, B)
         ra = stride_for(RA, B)
+        nnz = b_arr.size
+        l_bytes = L.shape[1] * L.itemsize
+        r_bytes = R.shape[1] * R.itemsize
+        dist = max(4, min(32, 2048 // max(l_bytes + r_bytes, 1)))
+        # rows that a CSR walk reads at random: the destination operand (and edge rows behind eids)
+        pf_l = USE_L and (lt == 1 or (lt == 2 and has_eids))
+        pf_r = USE_R and (rt == 1 or (rt == 2 and has_eids))
         for p in prange(bounds.size - 1):
             if CSR:
                 for u in range(bounds[p], bounds[p + 1]):
                     for j in range(a_arr[u], a_arr[u + 1]):
+                        if j + dist < nnz:
+                            ahead_v = b_arr[j + dist]
+                            ahead_e = eids[j + dist] if has_eids else j + dist
+                            if pf_l:
+                                prefetch_row(L, ahead_v if lt == 1 else ahead_e, l_bytes)
+                            if pf_r:
+                                prefetch_row(R, ahead_v if rt == 1 else ahead_e, r_bytes)
                         e = eids[j] if has_eids else j
                         edge(u, b_arr[j], e, L, R, lt, rt, A, B, la, ra, RS, loff, roff, out)
             else:
                 for i in range(bounds[p], bounds[p + 1]):
+                    if i + dist < nnz:
+                        if USE_L and lt != 2:
+                            prefetch_row(L, a_arr[i + dist] if lt == 0 else b_arr[i + dist], l_bytes)
+                        if USE_R and rt != 2:
+                            prefetch_row(R, a_arr[i + dist] if rt == 0 else b_arr[i + dist], r_bytes)
                     e = eids[i] if has_eids else i
                     edge(a_arr[i], b_arr[i], e, L, R, lt, rt, A, B, la, ra, RS, loff, roff, out)
 

@@ -240,3 +240,80 @@ def finish_rows(degrees, is_mean, out, arg_u, arg_e, with_arg):
             inv = 1.0 / d
             for k in range(D):
                 out[v, k] *= inv
+
+
+@functools.lru_cache(maxsize=None)
+def spmm_tiled_csr_kernel(op: str, reduce: str, pattern: tuple):
+    """Source-order sum over destination tiles: ``kernel(tile_indptr, indices, eids, has_eids, num_rows,
+    x, w, A, B, loff, roff, out)``.
+
+    ``tile_indptr`` has ``T * num_rows + 1`` entries: tile ``t`` is a CSR (rows = sources) holding only
+    the edges whose destination lies in tile ``t``'s range, so thread ``t`` owns its output rows and needs
+    no atomics or partial copies. Within a tile the edges stay in CSR order, so edge rows of ``w`` (edge-id
+    order follows the CSR) stream instead of being gathered at random, and every output row adds its
+    edges in the same order whatever the tile count (deterministic).
+    """
+    OP = _OP_CODE[op]
+    USE_X = op != "copy_rhs"
+    USE_W = op != "copy_lhs"
+    LA, LB, RA, RB, GENERAL = pattern
+    if reduce not in ("sum", "mean"):
+        raise ValueError("the tiled CSR path reduces by sum (mean divides afterwards)")
+
+    @njit(parallel=True, cache=True)
+    def kernel(tile_indptr, indices, eids, has_eids, num_rows, x, w, A, B, loff, roff, out):
+        la = stride_for(LA, B)
+        ra = stride_for(RA, B)
+        num_tiles = (tile_indptr.size - 1) // max(num_rows, 1)
+        nnz = indices.size
+        out_bytes = out.shape[1] * out.itemsize
+        for t in prange(num_tiles):
+            base = t * num_rows
+            for u in range(num_rows):
+                for j in range(tile_indptr[base + u], tile_indptr[base + u + 1]):
+                    if j + 16 < nnz:
+                        prefetch_row(out, indices[j + 16], out_bytes)
+                    v = indices[j]
+                    e = eids[j] if has_eids else j
+                    for a in range(A):
+                        for b in range(B):
+                            k = a * B + b
+                            if GENERAL:
+                                xl = x[u, loff[k]] if USE_X else x[0, 0]
+                                wr = w[e, roff[k]] if USE_W else w[0, 0]
+                            else:
+                                xl = x[u, a * la + b * LB] if USE_X else x[0, 0]
+                                wr = w[e, a * ra + b * RB] if USE_W else w[0, 0]
+                            out[v, k] += apply_op(OP, xl, wr)
+
+    return kernel
+
+
+@njit(parallel=True, cache=True)
+def tile_keys(indptr, indices, tile_of_node, num_rows, keys):
+    """``keys[j] = tile(dst of slot j) * num_rows + row(j)``: sorting by it groups a CSR into tiles."""
+    for r in prange(num_rows):
+        for j in range(indptr[r], indptr[r + 1]):
+            keys[j] = tile_of_node[indices[j]] * num_rows + r
+    return keys
+
+
+def destination_tiles(indptr, indices, eids, num_dst, tiles):
+    """Split a CSR into ``tiles`` CSRs by destination range, balanced by in-degree.
+
+    Returns ``(tile_indptr, tile_indices, tile_eids)`` with ``tiles * num_rows + 1`` row pointers. One
+    stable count sort (the same kernel as every format change) by ``tile * num_rows + row``.
+    """
+    from .sort import coo_to_compressed, histogram
+
+    num_rows = indptr.size - 1
+    in_deg = histogram(indices, num_dst, np.int64)
+    cum = np.cumsum(in_deg)
+    targets = (np.arange(1, tiles, dtype=np.int64) * int(indices.size)) // tiles
+    cuts = np.searchsorted(cum, targets, side="left") + 1
+    bounds = np.concatenate([[0], np.minimum(cuts, num_dst), [num_dst]])
+    tile_of_node = np.repeat(np.arange(tiles, dtype=np.int64), np.diff(np.maximum.accumulate(bounds)))
+    key_dtype = np.int64 if tiles * num_rows >= np.iinfo(np.int32).max else indices.dtype
+    keys = tile_keys(indptr, indices, tile_of_node.astype(key_dtype), num_rows, np.empty(indices.size, key_dtype))
+    # eids None: slot j of the CSR is edge j, which is what the sort records for each moved slot
+    return coo_to_compressed(keys, indices, eids, tiles * num_rows)

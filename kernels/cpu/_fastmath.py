@@ -1,0 +1,43 @@
+"""A vectorisable ``exp`` for float32 kernels.
+
+LLVM only vectorises a loop that calls ``exp`` when a vector math library (SVML) is linked in, which the
+llvmlite wheels do not have, so every ``np.exp`` in a kernel is a scalar libm call. :func:`fast_exp`
+uses Cody-Waite range reduction, a degree-6 polynomial and a table for ``2**n``: plain arithmetic and a
+gather, which vectorise. Relative error below 4e-7 for float32 (measured against ``np.exp`` over
+N(0, 10) inputs); float64 inputs use ``np.exp``, so float64 results keep full precision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+# 2**n for n in [-127, 127]: index n + 127. Inputs are clamped so n stays in range.
+POW2 = np.array([np.ldexp(np.float32(1.0), n) for n in range(-127, 128)], dtype=np.float32)
+
+
+@njit(inline="always", fastmath=True)
+def _exp32(x, pow2):
+    x = min(max(x, np.float32(-87.0)), np.float32(88.0))
+    n = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
+    f = x - n * np.float32(0.693145751953125) - n * np.float32(1.428606765330187e-06)
+    p = np.float32(0.0013888889)
+    p = p * f + np.float32(0.008333334)
+    p = p * f + np.float32(0.041666668)
+    p = p * f + np.float32(0.16666667)
+    p = p * f + np.float32(0.5)
+    p = p * f + np.float32(1.0)
+    p = p * f + np.float32(1.0)
+    return p * pow2[np.int32(n) + 127]
+
+
+def fast_exp(x, pow2):  # pragma: no cover - replaced by the overload inside compiled code
+    return np.exp(x)
+
+
+@overload(fast_exp, inline="always")
+def _fast_exp_overload(x, pow2):
+    if x == types.float32:
+        return lambda x, pow2: _exp32(x, pow2)
+    return lambda x, pow2: np.exp(x)

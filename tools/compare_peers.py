@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""graphkern against the peers a user would pick instead, on the same graph and inputs, in one process.
+
+Every kernel is checked against its peer's result first; then graphkern and the peers are called in
+turn (round robin) ``--repeat`` times and the medians and ratios are printed. Peers that are not
+installed (torch, python-graphblas, ...) are skipped by name. These machines are shared and noisy: the
+ratios measured side by side are the figures that count.
+
+    python tools/compare_peers.py --scale 18 --features 16 64
+    python tools/compare_peers.py --family spmm --json results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Result:
+    family: str
+    kernel: str
+    features: int
+    graphkern_s: float
+    peers: dict = field(default_factory=dict)  # name -> median seconds
+    check: str = "ok"
+
+    def ratios(self):
+        return {name: t / self.graphkern_s for name, t in self.peers.items()}
+
+
+def round_robin(funcs: dict, repeat: int) -> dict:
+    """Median seconds of each callable, called in turn ``repeat`` times after one warm-up each."""
+    for f in funcs.values():
+        f()
+    times = {name: [] for name in funcs}
+    for _ in range(repeat):
+        for name, f in funcs.items():
+            t0 = time.perf_counter()
+            f()
+            times[name].append(time.perf_counter() - t0)
+    return {name: float(np.median(v)) for name, v in times.items()}
+
+
+def _peer_modules():
+    peers = {}
+    try:
+        import torch
+
+        torch.set_num_threads(max(1, __import__("numba").get_num_threads()))
+        peers["torch"] = torch
+    except ImportError:
+        print("peer skipped: torch (not installed; pip install torch)", file=sys.stderr)
+    try:
+        import graphblas as gb
+
+        gb.init("suitesparse", blocking=True) if not getattr(gb, "_init_done", False) else None
+        gb._init_done = True
+        peers["graphblas"] = gb
+    except ImportError:
+        print("peer skipped: python-graphblas (not installed)", file=sys.stderr)
+    except Exception:
+        peers["graphblas"] = __import__("graphblas")
+    return peers
+
+
+def spmm_family(g, features, repeat, peers) -> list[Result]:
+    """copy_u_sum, u_mul_e_sum with a scalar edge weight, copy_u_max, u_dot_v and edge_softmax."""
+    import scipy.sparse as sp
+
+    import graphkern as gk
+
+    n, E = g.num_src, g.num_edges
+    # the peers compute out = A^T X with A[u, v] = weight of u -> v: build A^T once, in CSR, from the CSC
+    indptr, indices, eids = g.csc()
+    src, dst = g.edges()
+    results = []
+    torch = peers.get("torch")
+    gb = peers.get("graphblas")
+    rng = np.random.default_rng(0)
+    w = rng.random((E, 1), dtype=np.float32)
+    w_csc = np.ascontiguousarray(w[eids, 0])
+    At_ones = sp.csr_array((np.ones(E, np.float32), indices, indptr), shape=(n, n))
+    At_w = sp.csr_array((w_csc, indices, indptr), shape=(n, n))
+    if torch is not None:
+        t_indptr = torch.from_numpy(indptr.astype(np.int64))
+        t_indices = torch.from_numpy(indices.astype(np.int64))
+        T_ones = torch.sparse_csr_tensor(t_indptr, t_indices, torch.ones(E), size=(n, n))
+        T_w = torch.sparse_csr_tensor(t_indptr, t_indices, torch.from_numpy(w_csc), size=(n, n))
+        t_src = torch.from_numpy(src.astype(np.int64))
+        t_dst = torch.from_numpy(dst.astype(np.int64))
+    if gb is not None:
+        G_ones = gb.Matrix.from_csr(indptr.astype(np.uint64), indices.astype(np.uint64), np.ones(E, np.float32),
+                                    nrows=n, ncols=n)
+    for F in features:
+        X = rng.random((n, F), dtype=np.float32)
+        cases = {}
+        ref_sum = At_ones @ X
+        cases["copy_u_sum"] = ({"graphkern": lambda: gk.ops.copy_u_sum(g, X), "scipy": lambda: At_ones @ X},
+                               ref_sum)
+        ref_mul = At_w @ X
+        cases["u_mul_e_sum (w: E x 1)"] = ({"graphkern": lambda: gk.ops.u_mul_e_sum(g, X, w),
+                                            "scipy": lambda: At_w @ X}, ref_mul)
+        cases["copy_u_max"] = ({"graphkern": lambda: gk.ops.copy_u_max(g, X)}, None)
+        cases["u_dot_v"] = ({"graphkern": lambda: gk.ops.u_dot_v(g, X, X),
+                             "numpy gather": lambda: np.einsum("ij,ij->i", X[src], X[dst])}, None)
+        logits = rng.standard_normal((E, 1), dtype=np.float32)
+        cases["edge_softmax (H=1)"] = ({"graphkern": lambda: gk.edge_softmax(g, logits)}, None)
+        if torch is not None:
+            Xt = torch.from_numpy(X)
+            cases["copy_u_sum"][0]["torch csr@X"] = lambda: T_ones @ Xt
+            cases["u_mul_e_sum (w: E x 1)"][0]["torch csr@X"] = lambda: T_w @ Xt
+            cases["copy_u_max"][0]["torch csr@X (sum)"] = lambda: T_ones @ Xt
+            cases["copy_u_max"][0]["torch scatter_reduce amax"] = lambda: torch.zeros(n, F).scatter_reduce_(
+                0, t_dst[:, None].expand(E, F), Xt[t_src], "amax", include_self=False)
+            cases["u_dot_v"][0]["torch csr@X (F=16 yardstick)"] = lambda: T_ones @ Xt
+            cases["u_dot_v"][0]["torch gather-mul-sum"] = lambda: (Xt[t_src] * Xt[t_dst]).sum(1)
+            lt = torch.from_numpy(logits[:, 0])
+
+            def torch_softmax():
+                m = torch.full((n,), -float("inf")).scatter_reduce_(0, t_dst, lt, "amax", include_self=True)
+                ex = torch.exp(lt - m[t_dst])
+                s = torch.zeros(n).index_add_(0, t_dst, ex)
+                return ex / s[t_dst]
+
+            cases["edge_softmax (H=1)"][0]["torch scatter ops"] = torch_softmax
+            cases["edge_softmax (H=1)"][0]["torch csr@X (F=16 yardstick)"] = (
+                lambda: T_ones @ torch.from_numpy(rng.random((n, 16), dtype=np.float32)))
+        if gb is not None:
+            Gx = gb.Matrix.from_dense(X)
+            cases["copy_u_sum"][0]["graphblas plus_times"] = lambda: G_ones.mxm(Gx, gb.semiring.plus_times).new()
+            cases["copy_u_max"][0]["graphblas max_second"] = lambda: G_ones.mxm(Gx, gb.semiring.max_second).new()
+        for kernel, (funcs, reference) in cases.items():
+            check = "ok"
+            if reference is not None:
+                got = funcs["graphkern"]()
+                ok = np.allclose(got, reference, rtol=1e-4, atol=1e-3 * np.sqrt(max(1, int(np.diff(indptr).max()))))
+                check = "equal" if ok else "MISMATCH"
+            medians = round_robin(funcs, repeat)
+            ours = medians.pop("graphkern")
+            results.append(Result("spmm", kernel, F, ours, medians, check))
+    return results
+
+
+def format_results(results) -> str:
+    lines = []
+    for r in results:
+        peers = "; ".join(f"{name} {t * 1e3:.1f} ms ({t / r.graphkern_s:.2f}x)" for name, t in r.peers.items())
+        lines.append(f"{r.kernel:<24} F={r.features:<4} graphkern {r.graphkern_s * 1e3:8.1f} ms  [{r.check}]  {peers}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, default=18, help="Graph500 Kronecker scale (symmetric, simple)")
+    parser.add_argument("--features", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--family", choices=["spmm"], default="spmm")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--json", default=None, help="also write the results to this JSON file")
+    args = parser.parse_args(argv)
+
+    import numba
+
+    import graphkern as gk
+
+    if args.threads:
+        numba.set_num_threads(args.threads)
+    g = gk.graph.kronecker(args.scale, progress=False)
+    g.csc()
+    peers = _peer_modules()
+    print(f"graph: Graph500 Kronecker scale {args.scale}, symmetric, no self-loops or duplicates: "
+          f"{g.num_nodes:,} nodes, {g.num_edges:,} edges; float32; {numba.get_num_threads()} threads; "
+          f"median of {args.repeat} round-robin runs; ratio = peer time / graphkern time")
+    results = spmm_family(g, args.features, args.repeat, peers)
+    print(format_results(results))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"config": gk._info.config_dict(), "scale": args.scale,
+                       "results": [dict(asdict(r), ratios=r.ratios()) for r in results]}, fh, indent=2)
+    return 1 if any(r.check == "MISMATCH" for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,7 +15,8 @@ kept; :meth:`Graph.simple` drops them on request.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -233,7 +234,8 @@ class Graph:
         import scipy.sparse as sp
 
         if not (sp.issparse(matrix)):
-            raise TypeError(f"argument 'matrix': expected a scipy.sparse matrix or array, found {type(matrix).__name__}")
+            raise TypeError("argument 'matrix': expected a scipy.sparse matrix or array, "
+                            f"found {type(matrix).__name__}")
         if matrix.ndim != 2:
             raise ValueError(f"argument 'matrix': expected 2-D, found {matrix.ndim}-D")
         csr = matrix.tocsr()
@@ -579,7 +581,8 @@ class Graph:
         else:
             data = to_host_array("data", data)
             if data.shape[:1] != (self._num_edges,):
-                raise ValueError(f"argument 'data': expected {self._num_edges} values (one per edge), found shape {data.shape}")
+                raise ValueError(f"argument 'data': expected {self._num_edges} values (one per edge), "
+                                 f"found shape {data.shape}")
         shape = (self._num_src, self._num_dst)
         if fmt == "coo":
             src, dst, eids = self.coo()

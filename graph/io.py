@@ -197,7 +197,8 @@ def save(g, path) -> None:
         for name, value in table.items():
             value = np.asarray(value)
             if value.dtype.hasobject:
-                raise TypeError(f"argument 'g': {prefix}{name} holds Python objects, which .npz stores only by pickling")
+                raise TypeError(f"argument 'g': {prefix}{name} holds Python objects, which .npz stores "
+                                "only by pickling")
             arrays[prefix + name] = value
     np.savez(path, **arrays)
 

@@ -12,7 +12,7 @@ from . import graph, ops
 from ._config import BACKENDS, get_backend, resolve_backend, set_backend, use_backend
 from ._info import show_config
 from .dispatch import Plan, explain
-from .errors import BackendUnavailableError, GraphkernError, Graph500ValidationError
+from .errors import BackendUnavailableError, Graph500ValidationError, GraphkernError
 from .graph import Graph
 from .sparse import edge_softmax, sddmm, spmm
 

@@ -53,3 +53,61 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
                     "edges/s", check))
     ctx.cache["csr"] = (indptr, indices, eids)
     return rows
+
+
+@bench_family("spmm")
+def bench_spmm(ctx: BenchContext) -> list[Row]:
+    """g-SpMM, g-SDDMM and edge softmax on the symmetric simple Kronecker graph, against SciPy."""
+    import scipy.sparse as sp
+
+    from . import edge_softmax, ops
+    from .graph import Graph
+
+    scale = ctx.scale if ctx.quick else min(ctx.scale, 18)  # the issue's reference size: scale 18
+    if scale == ctx.scale:
+        src, dst = ctx.src, ctx.dst
+    else:
+        from .graph import kronecker_edges
+
+        src, dst = kronecker_edges(scale, ctx.edgefactor, progress=False)
+    n = 1 << scale
+    loops = src == dst
+    g = Graph.from_coo(np.concatenate([src, dst[~loops]]), np.concatenate([dst, src[~loops]]), num_nodes=n).simple()
+    indptr, indices, eids = g.csc()
+    E = g.num_edges
+    rng = np.random.default_rng(0)
+    F = 16
+    x = rng.random((n, F), dtype=np.float32)
+    w = rng.random((E, 1), dtype=np.float32)
+    At = sp.csr_array((np.ones(E, np.float32), indices, indptr), shape=(n, n))
+    At_w = sp.csr_array((w[eids, 0], indices, indptr), shape=(n, n))
+    rows = []
+    name = f"(kron {scale}, F={F})"
+
+    def row(label, ours, peer_name, peer, ref, flops):
+        got = ours()
+        check = "ok"
+        if ref is not None:
+            check = "equal" if np.allclose(got, ref, rtol=1e-4, atol=1e-2) else "MISMATCH"
+        t_ours, t_peer = time_pair(ours, peer, ctx.repeat)
+        rows.append(Row("spmm", f"{label} {name}", t_ours, peer_name, t_peer, flops, "GFLOP/s", check))
+
+    row("copy_u_sum", lambda: ops.copy_u_sum(g, x), "scipy A.T @ X", lambda: At @ x, At @ x, E * F)
+    row("u_mul_e_sum w:(E,1)", lambda: ops.u_mul_e_sum(g, x, w), "scipy A_w.T @ X", lambda: At_w @ x, At_w @ x,
+        2 * E * F)
+    dense_max = None
+    if E:
+        from .kernels.cpu.sort import expand_indptr
+
+        dst_of_slot = expand_indptr(indptr, np.empty(E, dtype=indices.dtype))
+        dense_max = np.full((n, F), -np.inf, np.float32)
+        np.maximum.at(dense_max, dst_of_slot, x[indices])
+        dense_max[np.isinf(dense_max)] = 0
+    row("copy_u_max", lambda: ops.copy_u_max(g, x), "numpy maximum.at", None, dense_max, E * F)
+    s, d = g.edges()
+    ref_dot = np.einsum("ij,ij->i", x[s], x[d])[:, None]
+    row("u_dot_v", lambda: ops.u_dot_v(g, x, x), "numpy gather+einsum",
+        lambda: np.einsum("ij,ij->i", x[s], x[d]), ref_dot, 2 * E * F)
+    logits = rng.standard_normal((E, 1), dtype=np.float32)
+    row("edge_softmax H=1", lambda: edge_softmax(g, logits), "", None, None, 3 * E)
+    return rows

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from .errors import BackendUnavailableError
 

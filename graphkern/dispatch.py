@@ -12,8 +12,8 @@ and each planned call logs its plan at DEBUG level on the ``graphkern`` logger.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ._config import resolve_backend
 from ._validate import check_choice

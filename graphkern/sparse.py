@@ -119,8 +119,8 @@ def _check_spmm(g, op, reduce, ufeat, efeat):
     w = _feature("efeat", efeat, g.num_edges, "edge") if uses_w else None
     if x is not None and w is not None and x.dtype != w.dtype:
         raise TypeError(f"arguments 'ufeat' and 'efeat': expected the same dtype, found {x.dtype} and {w.dtype}")
-    bcast = _broadcast.analyse(op, _feature_shape(x) if x is not None else (), _feature_shape(w) if w is not None else (),
-                               "ufeat", "efeat")
+    bcast = _broadcast.analyse(op, _feature_shape(x) if x is not None else (),
+                               _feature_shape(w) if w is not None else (), "ufeat", "efeat")
     return x, w, bcast
 
 
@@ -370,8 +370,8 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
     R = _operand("rhs", rhs, rhs_target, g) if uses_r else None
     if L is not None and R is not None and L.dtype != R.dtype:
         raise TypeError(f"arguments 'lhs' and 'rhs': expected the same dtype, found {L.dtype} and {R.dtype}")
-    bcast = _broadcast.analyse(op, _feature_shape(L) if L is not None else (), _feature_shape(R) if R is not None else (),
-                               "lhs", "rhs")
+    bcast = _broadcast.analyse(op, _feature_shape(L) if L is not None else (),
+                               _feature_shape(R) if R is not None else (), "lhs", "rhs")
     the_plan = plan(g, "sddmm", backend, (lhs, rhs), op=op, lhs_target=lhs_target, rhs_target=rhs_target,
                     format=format)
     if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path

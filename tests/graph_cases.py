@@ -40,7 +40,9 @@ def hub():
     # a star: node 0 points to 10**5 leaves, and every third leaf points back
     leaves = np.arange(1, 100_001)
     back = leaves[::3]
-    return np.concatenate([np.zeros(leaves.size, np.int64), back]), np.concatenate([leaves, np.zeros(back.size, np.int64)]), 100_001
+    src = np.concatenate([np.zeros(leaves.size, np.int64), back])
+    dst = np.concatenate([leaves, np.zeros(back.size, np.int64)])
+    return src, dst, 100_001
 
 
 def bipartite():

@@ -4,6 +4,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from graphkern import cli
 
@@ -30,7 +31,7 @@ def test_bench_json(capsys):
 
 
 def test_console_script_is_installed():
-    exe = shutil.which("graphkern") or shutil.which("graphkern", path=str(__import__("pathlib").Path(sys.executable).parent))
+    exe = shutil.which("graphkern", path=str(Path(sys.executable).parent)) or shutil.which("graphkern")
     assert exe is not None
     proc = subprocess.run([exe, "bench", "--quick", "--scale", "8", "--repeat", "1", "--no-progress"],
                           capture_output=True, text=True, timeout=300)
@@ -39,5 +40,6 @@ def test_console_script_is_installed():
 
 
 def test_bad_arguments_exit_non_zero():
-    proc = subprocess.run([sys.executable, "-m", "graphkern.cli", "bench", "--scale", "0"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "graphkern.cli", "bench", "--scale", "0"], capture_output=True,
+                          text=True)
     assert proc.returncode == 2 and "expected a positive integer" in proc.stderr

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from graphkern.kernels.cpu import generate
 
 import graphkern as gk
-from graphkern.kernels.cpu import generate
 
 GOLDEN = {
     # scale: (self-loops, unique undirected non-loop edges, vertices with degree >= 1)

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
+import reference as ref
 import scipy.sparse as sp
+from graph_cases import CASES, facebook_edges
 
 import graphkern as gk
-import reference as ref
-from graph_cases import CASES, facebook_edges
 
 
 def _counts(n):

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from graph_cases import BITCOIN, FACEBOOK
 
 import graphkern as gk
-from graph_cases import BITCOIN, FACEBOOK
 
 
 def _write(tmp_path, text, name="g.txt"):
@@ -32,7 +32,8 @@ def test_relabel_and_undirected(tmp_path):
     assert (src[:3].tolist(), dst[:3].tolist()) == ([1, 2, 0], [2, 0, 0])
 
 
-@pytest.mark.parametrize("text, line", [("0 1\n1\n", 2), ("0 1\n1 2 3\n", 2), ("0 1\n1.5 2\n", 2), ("0 1\nx y\n2 z\n", 3)])
+@pytest.mark.parametrize("text, line", [
+    ("0 1\n1\n", 2), ("0 1\n1 2 3\n", 2), ("0 1\n1.5 2\n", 2), ("0 1\nx y\n2 z\n", 3)])
 def test_malformed_lines_name_the_line(tmp_path, text, line):
     path = _write(tmp_path, text)
     with pytest.raises(ValueError, match=f"line {line} of"):

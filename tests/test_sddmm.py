@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-
-import graphkern as gk
 import reference as ref
 from graph_cases import CASES, facebook_edges
+
+import graphkern as gk
 
 TARGET_PAIRS = [(a, b) for a in "uve" for b in "uve"]
 
@@ -152,9 +152,8 @@ def test_edge_order_softmax_is_used_and_independent_of_threads():
 
 
 def test_fast_exp_accuracy():
-    from numba import njit
-
     from graphkern.kernels.cpu._fastmath import POW2, fast_exp
+    from numba import njit
 
     @njit
     def many(x, out):

@@ -2,12 +2,11 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 import reference as ref
 from graph_cases import CASES
 from graphkern.kernels.cpu import sort
+from hypothesis import given
+from hypothesis import strategies as st
 
 PATHS = ["direct", "bucketed"]
 

@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
+import reference as ref
+from graph_cases import CASES, facebook_edges
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphkern as gk
-import reference as ref
-from graph_cases import CASES, facebook_edges
 
 OPS = ["add", "sub", "mul", "div", "copy_lhs", "copy_rhs"]
 REDUCERS = ["sum", "max", "min", "mean"]

@@ -74,7 +74,8 @@ def main(argv: list[str]) -> int:
 
     mpi = TESTS / "mpi"
     if _has_tests(mpi):
-        mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+        search = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+        mpiexec = shutil.which("mpiexec", path=search)
         if mpiexec is None:
             print("error: tests/mpi has tests but mpiexec is not installed (pip install mpich)", flush=True)
             failed_runs.append("mpi (no mpiexec)")

@@ -4,7 +4,6 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-
 from graphkern.kernels.cpu import sort
 
 from .common import assert_equal_arrays, kronecker_edges

@@ -34,12 +34,39 @@ def _pick(target, u, v, e):
     return e
 
 
+@njit(inline="always")
+def _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, u, v, e, L, R, lt, rt, A, B, la, ra, RS, loff, roff, out):
+    """One edge's outputs. The first seven arguments are the kernel's compile-time constants: the call is
+    inlined into the kernel, where they fold (a module-level function keeps the kernel cacheable; a
+    nested dispatcher in its closure would change the cache key in every process)."""
+    li = _pick(lt, u, v, e)
+    ri = _pick(rt, u, v, e)
+    for a in range(A):
+        for b in range(B):
+            k = a * B + b
+            if GENERAL:
+                lo = loff[k]
+                ro = roff[k]
+            else:
+                lo = a * la + b * LB
+                ro = a * ra + b * RB
+            if DOT:
+                acc = L[li, lo * RS] * R[ri, ro * RS]
+                for t in range(1, RS):
+                    acc += L[li, lo * RS + t] * R[ri, ro * RS + t]
+                out[e, k] = acc
+            else:
+                lval = L[li, lo] if USE_L else L[0, 0]
+                rval = R[ri, ro] if USE_R else R[0, 0]
+                out[e, k] = apply_op(OP, lval, rval)
+
+
 def target_codes(lhs_target: str, rhs_target: str) -> tuple[int, int]:
     """The runtime codes of two targets (u, v, e) for :func:`sddmm_kernel`."""
     return _TARGET_CODE[lhs_target], _TARGET_CODE[rhs_target]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sddmm_kernel(op: str, pattern: tuple, fmt: str):
     """``kernel(a, b, eids, has_eids, bounds, L, R, lhs_target, rhs_target, A, B, reduce_size, loff, roff, out)``.
 
@@ -56,29 +83,6 @@ def sddmm_kernel(op: str, pattern: tuple, fmt: str):
     USE_R = op != "copy_lhs"
     LA, LB, RA, RB, GENERAL = pattern
     CSR = fmt == "csr"
-
-    @njit(inline="always")
-    def edge(u, v, e, L, R, lt, rt, A, B, la, ra, RS, loff, roff, out):
-        li = _pick(lt, u, v, e)
-        ri = _pick(rt, u, v, e)
-        for a in range(A):
-            for b in range(B):
-                k = a * B + b
-                if GENERAL:
-                    lo = loff[k]
-                    ro = roff[k]
-                else:
-                    lo = a * la + b * LB
-                    ro = a * ra + b * RB
-                if DOT:
-                    acc = L[li, lo * RS] * R[ri, ro * RS]
-                    for t in range(1, RS):
-                        acc += L[li, lo * RS + t] * R[ri, ro * RS + t]
-                    out[e, k] = acc
-                else:
-                    lval = L[li, lo] if USE_L else L[0, 0]
-                    rval = R[ri, ro] if USE_R else R[0, 0]
-                    out[e, k] = apply_op(OP, lval, rval)
 
     @njit(parallel=True, cache=True)
     def kernel(a_arr, b_arr, eids, has_eids, bounds, L, R, lt, rt, A, B, RS, loff, roff, out):
@@ -103,7 +107,8 @@ def sddmm_kernel(op: str, pattern: tuple, fmt: str):
                             if pf_r:
                                 prefetch_row(R, ahead_v if rt == 1 else ahead_e, r_bytes)
                         e = eids[j] if has_eids else j
-                        edge(u, b_arr[j], e, L, R, lt, rt, A, B, la, ra, RS, loff, roff, out)
+                        _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, u, b_arr[j], e, L, R, lt, rt, A, B, la, ra,
+                              RS, loff, roff, out)
             else:
                 for i in range(bounds[p], bounds[p + 1]):
                     if i + dist < nnz:
@@ -112,6 +117,7 @@ def sddmm_kernel(op: str, pattern: tuple, fmt: str):
                         if USE_R and rt != 2:
                             prefetch_row(R, a_arr[i + dist] if rt == 0 else b_arr[i + dist], r_bytes)
                     e = eids[i] if has_eids else i
-                    edge(a_arr[i], b_arr[i], e, L, R, lt, rt, A, B, la, ra, RS, loff, roff, out)
+                    _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, a_arr[i], b_arr[i], e, L, R, lt, rt, A, B, la, ra, RS,
+                          loff, roff, out)
 
     return kernel

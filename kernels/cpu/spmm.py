@@ -78,7 +78,7 @@ def nnz_balanced_parts(indptr: np.ndarray, parts: int) -> np.ndarray:
     return np.maximum.accumulate(bounds)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spmm_csc_kernel(op: str, reduce: str, pattern: tuple):
     """The compiled destination-parallel kernel for one (op, reduce, broadcast pattern) combination.
 
@@ -146,7 +146,7 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple):
     return kernel
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spmm_coo_kernel(op: str, reduce: str, pattern: tuple):
     """The compiled edge-parallel kernel: thread ``t`` reduces edges ``bounds[t]:bounds[t+1]`` into
     ``part_out[t]`` (and ``part_arg_u[t]``/``part_arg_e[t]``), pre-filled with the reducer's identity."""
@@ -242,7 +242,7 @@ def finish_rows(degrees, is_mean, out, arg_u, arg_e, with_arg):
                 out[v, k] *= inv
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spmm_tiled_csr_kernel(op: str, reduce: str, pattern: tuple):
     """Source-order sum over destination tiles: ``kernel(tile_indptr, indices, eids, has_eids, num_rows,
     x, w, A, B, loff, roff, out)``.

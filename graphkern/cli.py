@@ -28,6 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--family", action="append", help="run only this family (repeatable)")
     bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g500 = sub.add_parser("graph500", help="the Graph500 BFS benchmark: build, search, validate, TEPS statistics")
+    g500.add_argument("--scale", type=_positive_int, required=True)
+    g500.add_argument("--edgefactor", type=_positive_int, default=16)
+    g500.add_argument("--roots", type=_positive_int, default=64, help="search keys (default 64)")
+    g500.add_argument("--algorithm", default="auto",
+                      choices=["auto", "direction_optimizing", "top_down", "bottom_up", "spmsv"])
+    g500.add_argument("--threads", type=_positive_int, default=None)
+    g500.add_argument("--no-validate", action="store_true", help="skip validation (not a valid Graph500 run)")
+    g500.add_argument("--no-progress", action="store_true")
     return parser
 
 
@@ -53,6 +62,17 @@ def main(argv=None) -> int:
         except RuntimeError as exc:
             print(exc, file=sys.stderr)
             return 1
+        return 0
+    if args.command == "graph500":
+        import numba
+
+        from . import graph500
+
+        if args.threads is not None:
+            numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+        result = graph500.run(args.scale, args.edgefactor, num_roots=args.roots, algorithm=args.algorithm,
+                              validate_results=not args.no_validate, progress=not args.no_progress)
+        print(graph500.format_output(result))
         return 0
     return 2  # pragma: no cover - argparse rejects unknown commands first
 

@@ -29,6 +29,7 @@ class Result:
     graphkern_s: float
     peers: dict = field(default_factory=dict)  # name -> median seconds
     check: str = "ok"
+    extra: dict = field(default_factory=dict)
 
     def ratios(self):
         return {name: t / self.graphkern_s for name, t in self.peers.items()}
@@ -147,6 +148,114 @@ def spmm_family(g, features, repeat, peers) -> list[Result]:
     return results
 
 
+def graphblas_bfs(gb, A, n, deg, source):
+    """LAGraph's push/pull BFS (research/bfs.md 4.1 and 4.3) in python-graphblas: parents."""
+    from graphblas import Vector, semiring
+
+    sr = semiring.ss.any_secondi["INT64"]
+    pi = Vector("INT64", n)
+    pi.ss.config["sparsity_control"] = ["bitmap", "full"]
+    q = Vector("INT64", n)
+    pi[source] = source
+    q[source] = source
+    edges_unexplored = A.nvals
+    push = True
+    alpha, beta1, beta2 = 8.0, 8.0, 512.0
+    nq = 1
+    while True:
+        nq_old = nq
+        nq = q.nvals
+        if nq == 0:
+            break
+        if push:
+            edges_in_frontier = deg.ewise_mult(q.apply(gb.unary.one["INT64"]).new()).reduce().new().value or 0
+            edges_unexplored -= edges_in_frontier
+            if nq > nq_old and edges_in_frontier > edges_unexplored / alpha and edges_unexplored >= n:
+                push = False
+        else:
+            if nq < nq_old and nq <= n / beta2:
+                push = True
+        q.ss.config["sparsity_control"] = ["sparse"] if push else ["bitmap"]
+        if push:
+            q(~pi.S, replace=True) << sr(q @ A)
+        else:
+            q(~pi.S, replace=True) << sr(A @ q)
+        if q.nvals == 0:
+            break
+        pi(q.S) << q
+    return pi
+
+
+def bfs_family(scale, num_roots, repeat, peers) -> list[Result]:
+    """direction-optimizing, top-down, spmsv and bottom-up BFS against SciPy and python-graphblas."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order
+
+    import graphkern as gk
+
+    src, dst = gk.graph.kronecker_edges(scale, progress=False)
+    n = 1 << scale
+    loops = src == dst
+    g = gk.Graph.from_coo(np.concatenate([src[~loops], dst[~loops]]), np.concatenate([dst[~loops], src[~loops]]),
+                          num_nodes=n).simple()
+    g.csc()
+    roots = gk.graph500.search_keys(g, num_roots)
+    indptr, indices, _ = g.csr()
+    A_sp = sp.csr_array((np.ones(indices.size, np.int8), indices, indptr), shape=(n, n))
+    gb = peers.get("graphblas")
+    if gb is not None:
+        gsrc, gdst = g.edges()
+        A_gb = gb.Matrix.from_coo(gsrc, gdst, True, nrows=n, ncols=n)
+        deg = A_gb.reduce_rowwise(gb.monoid.plus["INT64"]).new()
+    nedges = np.array([gk.graph500.traversed_edges(src, dst, gk.bfs(g, int(r)).parents) for r in roots], float)
+    results = []
+    funcs_per_root = []
+    for r in roots.tolist():
+        funcs = {f"graphkern {a}": (lambda a=a, r=r: gk.bfs(g, r, algorithm=a))
+                 for a in ("direction_optimizing", "top_down", "spmsv", "bottom_up")}
+        funcs["scipy csgraph"] = lambda r=r: breadth_first_order(A_sp, r, directed=True, return_predecessors=True)
+        if gb is not None:
+            funcs["graphblas push/pull"] = lambda r=r: graphblas_bfs(gb, A_gb, n, deg, r)
+        funcs_per_root.append(funcs)
+    # validate every algorithm once per root against the Graph500 rules before timing anything
+    for r, funcs in zip(roots.tolist(), funcs_per_root):
+        for name, f in funcs.items():
+            if name.startswith("graphkern"):
+                res = f()
+                gk.graph500.validate(g, r, res.parents, res.levels)
+    times = {name: [] for name in funcs_per_root[0]}
+    for _ in range(repeat):
+        for funcs in funcs_per_root:
+            for name, f in funcs.items():
+                t0 = time.perf_counter()
+                f()
+                times[name].append(time.perf_counter() - t0)
+    per_root_edges = np.tile(nedges, repeat)
+    hmean = {name: float(1.0 / np.mean(np.array(t) / per_root_edges)) for name, t in times.items()}
+    med = {name: float(np.median(t)) for name, t in times.items()}
+    ours = "graphkern direction_optimizing"
+    for name in times:
+        if not name.startswith("graphkern"):
+            continue
+        peers_t = {k: med[k] for k in times if not k.startswith("graphkern")}
+        res = Result("bfs", name.replace("graphkern ", ""), 0, med[name], peers_t, "valid")
+        res.extra = {"harmonic_mean_TEPS": hmean[name],
+                     "peers_harmonic_mean_TEPS": {k: hmean[k] for k in peers_t}}
+        results.append(res)
+    del ours
+    return results
+
+
+def format_bfs(results) -> str:
+    lines = []
+    for r in results:
+        peers = "; ".join(f"{k} {t * 1e3:.1f} ms, {r.extra['peers_harmonic_mean_TEPS'][k] / 1e6:.0f} MTEPS "
+                          f"(median time {t / r.graphkern_s:.2f}x ours)" for k, t in r.peers.items())
+        lines.append(f"{r.kernel:<22} median {r.graphkern_s * 1e3:7.2f} ms, harmonic mean "
+                     f"{r.extra['harmonic_mean_TEPS'] / 1e6:8.1f} MTEPS [{r.check}]  vs  {peers}")
+    return "\n".join(lines)
+
+
 def format_results(results) -> str:
     lines = []
     for r in results:
@@ -160,7 +269,8 @@ def main(argv=None) -> int:
     parser.add_argument("--scale", type=int, default=18, help="Graph500 Kronecker scale (symmetric, simple)")
     parser.add_argument("--features", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--repeat", type=int, default=9)
-    parser.add_argument("--family", choices=["spmm"], default="spmm")
+    parser.add_argument("--family", choices=["spmm", "bfs"], default="spmm")
+    parser.add_argument("--roots", type=int, default=16, help="BFS: search keys (the Graph500 rule)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = parser.parse_args(argv)
@@ -171,9 +281,20 @@ def main(argv=None) -> int:
 
     if args.threads:
         numba.set_num_threads(args.threads)
+    peers = _peer_modules()
+    if args.family == "bfs":
+        print(f"BFS: Graph500 Kronecker scale {args.scale} (seeds 2, 3), symmetric, {args.roots} Graph500 search keys, "
+              f"{numba.get_num_threads()} threads, every result validated; round-robin over roots x {args.repeat}; "
+              f"TEPS counts the input edges of the traversed component")
+        results = bfs_family(args.scale, args.roots, args.repeat, peers)
+        print(format_bfs(results))
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"config": gk._info.config_dict(), "scale": args.scale,
+                           "results": [dict(asdict(r), ratios=r.ratios()) for r in results]}, fh, indent=2)
+        return 0
     g = gk.graph.kronecker(args.scale, progress=False)
     g.csc()
-    peers = _peer_modules()
     print(f"graph: Graph500 Kronecker scale {args.scale}, symmetric, no self-loops or duplicates: "
           f"{g.num_nodes:,} nodes, {g.num_edges:,} edges; float32; {numba.get_num_threads()} threads; "
           f"median of {args.repeat} round-robin runs; ratio = peer time / graphkern time")

@@ -42,3 +42,27 @@ def prefetch_row(typingctx, arr, row, nbytes):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def atomic_cas(typingctx, arr, index, expected, desired):
+    """``arr[index] = desired`` if it holds ``expected``; returns the value it held (atomically).
+
+    A compare-and-swap on one element of a 1-D integer array (Numba has no CPU atomics of its own).
+    The caller keeps ``index`` in range.
+    """
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(arr.dtype, types.Integer)):
+        return None
+    sig = arr.dtype(arr, index, expected, desired)
+
+    def codegen(context, builder, signature, args):
+        aty, ity, ety, dty = signature.args
+        ary = context.make_array(aty)(context, builder, args[0])
+        idx = context.cast(builder, args[1], ity, types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [idx], wraparound=False, boundscheck=False)
+        exp = context.cast(builder, args[2], ety, aty.dtype)
+        new = context.cast(builder, args[3], dty, aty.dtype)
+        pair = builder.cmpxchg(ptr, exp, new, "monotonic", "monotonic")
+        return builder.extract_value(pair, 0)
+
+    return sig, codegen

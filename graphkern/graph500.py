@@ -1,0 +1,283 @@
+"""The Graph500 BFS benchmark: search keys, the five validation rules, TEPS and the reference's output.
+
+Follows the specification and the reference code 3.0 (research/bfs.md 1): kernel 1 builds the graph from
+``kronecker_edges`` (timed), 64 search keys are drawn exactly as the reference draws them, kernel 2 is one
+timed BFS per key, every result is validated, and TEPS counts the input edges of the traversed component
+(self-loops excluded, duplicates counted, as the reference's validator enforces). The statistics block is
+the reference's ``key: value`` format, so existing Graph500 tooling reads it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, prange
+
+from .errors import Graph500ValidationError
+
+__all__ = ["search_keys", "validate", "traversed_edges", "statistics", "run", "Graph500Result", "format_output"]
+
+
+def search_keys(g, num_keys: int = 64, seed=2) -> np.ndarray:
+    """The reference's search keys: distinct vertices with a non-loop edge, from its random stream.
+
+    Candidate ``c`` is ``int((d[2c] + d[2c+1]) * N) mod N`` with ``d`` the doubles of
+    ``make_random_numbers`` from position 0; duplicates and vertices without a non-loop edge are
+    skipped, and the search stops after ``2N`` candidates (so a tiny graph may give fewer keys).
+
+    Examples
+    --------
+    >>> import graphkern as gk
+    >>> g = gk.graph.kronecker(10)
+    >>> gk.graph500.search_keys(g, 8).tolist()
+    [458, 214, 220, 966, 395, 9, 848, 777]
+    """
+    from .graph.generators import graph500_random_doubles
+
+    n = g.num_src
+    src, dst = g.edges()
+    has_edge = np.zeros(n, dtype=bool)
+    nonloop = src != dst
+    has_edge[src[nonloop]] = True
+    has_edge[dst[nonloop]] = True
+    keys: list[int] = []
+    chosen = set()
+    batch = max(64, 4 * num_keys)
+    counter = 0
+    while len(keys) < num_keys and counter <= 2 * n:
+        d = graph500_random_doubles(2 * batch, seed, position=counter)
+        for c in range(batch):
+            if len(keys) >= num_keys or counter > 2 * n:
+                break
+            root = int((d[2 * c] + d[2 * c + 1]) * n) % n
+            counter += 2
+            if has_edge[root] and root not in chosen:
+                chosen.add(root)
+                keys.append(root)
+    return np.array(keys, dtype=np.int64)
+
+
+@njit(parallel=True, cache=True)
+def _depths_from_parents(parents, root, depth):
+    """Depth of every vertex by following parents; -1 for unreached or cycle members (rule 1)."""
+    n = parents.size
+    for v in prange(n):
+        depth[v] = -1
+    depth[root] = 0
+    found = 1
+    level = 0
+    while found:
+        found = 0  # a sum reduction: prange does not share plain assignments between threads
+        for v in prange(n):
+            p = parents[v]
+            if depth[v] == -1 and p >= 0 and v != root and depth[p] == level:
+                depth[v] = level + 1
+                found += 1
+        level += 1
+    return depth
+
+
+@njit(parallel=True, cache=True)
+def _check_edges(src, dst, depth, directed, bad):
+    """Rules 3 and 4: every input edge has both or no endpoints reached, and depths differ by <= 1
+    (directed: a reached source needs a reached destination at most one level deeper)."""
+    for i in prange(src.size):
+        du = depth[src[i]]
+        dv = depth[dst[i]]
+        if directed:
+            bad[i] = du >= 0 and (dv < 0 or dv > du + 1)
+        else:
+            bad[i] = (du >= 0) != (dv >= 0) or (du >= 0 and abs(du - dv) > 1)
+    return bad
+
+
+@njit(parallel=True, cache=True)
+def _tree_edges_exist(indptr, sorted_indices, parents, root, missing):
+    """Rule 5: ``parents[v] -> v`` is an edge (binary search in the sorted CSR row of the parent)."""
+    for v in prange(parents.size):
+        p = parents[v]
+        missing[v] = False
+        if p >= 0 and v != root:
+            lo = indptr[p]
+            hi = indptr[p + 1]
+            pos = lo + np.searchsorted(sorted_indices[lo:hi], v)
+            missing[v] = not (pos < hi and sorted_indices[pos] == v)
+    return missing
+
+
+def validate(g, source: int, parents, levels=None, *, directed: bool = False) -> int:
+    """Check a BFS parent array with the five Graph500 rules; raise on the first rule broken.
+
+    1. the tree is a tree (following parents from any reached vertex ends at the source);
+    2. tree edges join vertices whose levels differ by one (checked against ``levels`` when given);
+    3. every input edge joins vertices whose levels differ by at most one, or two unreached vertices;
+    4. the tree spans the source's connected component (no edge leaves the reached set);
+    5. each reached vertex and its parent are joined by an edge of the graph.
+
+    Rules 3 and 4 treat the graph as undirected, as Graph500 does; with ``directed=True`` they follow
+    edge directions (an edge ``u -> v`` from a reached ``u`` needs ``v`` reached, at most one level
+    deeper). Returns the number of reached vertices. Raises :class:`~graphkern.Graph500ValidationError` naming the rule and a vertex.
+
+    Examples
+    --------
+    >>> import numpy as np, graphkern as gk
+    >>> g = gk.Graph.from_coo([0, 1, 1, 2], [1, 0, 2, 1])
+    >>> gk.graph500.validate(g, 0, np.array([0, 0, 1]))
+    3
+    >>> gk.graph500.validate(g, 0, np.array([0, 0, 0]))
+    Traceback (most recent call last):
+    ...
+    graphkern.errors.Graph500ValidationError: Graph500 rule 5 (parent edge exists) failed at vertex 2: ...
+    """
+    n = g.num_src
+    parents = np.asarray(parents)
+    if parents.shape != (n,):
+        raise Graph500ValidationError(f"parents has shape {parents.shape}, expected ({n},)")
+    if parents.dtype.kind not in "iu":
+        raise Graph500ValidationError(f"parents has dtype {parents.dtype}, expected integers")
+    parents = parents.astype(np.int64)
+    bad = np.flatnonzero((parents < -1) | (parents >= n))
+    if bad.size:
+        v = int(bad[0])
+        raise Graph500ValidationError(f"Graph500 rule 1 (tree): parents[{v}] = {parents[v]} is not a vertex or -1")
+    if parents[source] != source:
+        raise Graph500ValidationError(f"Graph500 rule 1 (tree): parents[source={source}] = {parents[source]}, "
+                                      f"expected the source itself")
+    depth = _depths_from_parents(parents, source, np.empty(n, dtype=np.int64))
+    orphan = np.flatnonzero((parents >= 0) & (depth < 0))
+    if orphan.size:
+        v = int(orphan[0])
+        raise Graph500ValidationError(f"Graph500 rule 1 (tree) failed at vertex {v}: following parents from it "
+                                      f"never reaches the source (a cycle or a detached branch)")
+    if levels is not None:
+        levels = np.asarray(levels).astype(np.int64)
+        wrong = np.flatnonzero(levels != depth)
+        if wrong.size:
+            v = int(wrong[0])
+            raise Graph500ValidationError(f"Graph500 rule 2 (tree edges span one level) failed at vertex {v}: "
+                                          f"level {levels[v]}, but its tree depth is {depth[v]}")
+    src, dst = g.edges()
+    bad_edges = _check_edges(src, dst, depth, directed, np.empty(src.size, dtype=np.bool_))
+    where = np.flatnonzero(bad_edges)
+    if where.size:
+        i = int(where[0])
+        u, v = int(src[i]), int(dst[i])
+        if (depth[u] >= 0) != (depth[v] >= 0):
+            reached, other = (u, v) if depth[u] >= 0 else (v, u)
+            raise Graph500ValidationError(f"Graph500 rule 4 (spans the component) failed at vertex {other}: edge "
+                                          f"{u} - {v} joins it to reached vertex {reached}, but it is unreached")
+        raise Graph500ValidationError(f"Graph500 rule 3 (edges span at most one level) failed at vertex {u}: edge "
+                                      f"{u} - {v} joins levels {depth[u]} and {depth[v]}")
+    sorted_csr = g._cache.get("sorted_csr")
+    if sorted_csr is None:
+        sorted_csr = g._cache["sorted_csr"] = g.sorted_csr()
+    indptr, indices, _ = sorted_csr
+    missing = _tree_edges_exist(indptr, indices, parents, source, np.empty(n, dtype=np.bool_))
+    where = np.flatnonzero(missing)
+    if where.size:
+        v = int(where[0])
+        raise Graph500ValidationError(f"Graph500 rule 5 (parent edge exists) failed at vertex {v}: there is no edge "
+                                      f"{parents[v]} -> {v}")
+    return int(np.count_nonzero(depth >= 0))
+
+
+def traversed_edges(edge_src, edge_dst, parents) -> int:
+    """Input edge tuples in the traversed component, self-loops excluded and duplicates counted: the
+    reference's ``nedge`` (its validator rejects any other count)."""
+    reached = np.asarray(parents) >= 0
+    keep = (edge_src != edge_dst) & reached[edge_src]
+    return int(np.count_nonzero(keep))
+
+
+def statistics(values) -> dict:
+    """The reference's order statistics: min, quartiles (its interpolation), median, max, mean, stddev."""
+    x = np.sort(np.asarray(values, dtype=np.float64))
+    n = x.size
+    q1 = (x[(n - 1) // 4] + x[n // 4]) / 2
+    med = (x[(n - 1) // 2] + x[n // 2]) / 2
+    q3 = (x[((n - 1) * 3) // 4] + x[(n * 3) // 4]) / 2
+    return {"min": x[0], "firstquartile": q1, "median": med, "thirdquartile": q3, "max": x[-1],
+            "mean": x.mean(), "stddev": x.std(ddof=1) if n > 1 else 0.0}
+
+
+@dataclass
+class Graph500Result:
+    scale: int
+    edgefactor: int
+    algorithm: str
+    construction_time: float
+    roots: np.ndarray
+    times: np.ndarray
+    nedges: np.ndarray
+    validated: bool
+    level_traces: list = field(default_factory=list)
+
+    @property
+    def teps(self) -> np.ndarray:
+        return self.nedges / self.times
+
+    @property
+    def harmonic_mean_teps(self) -> float:
+        return float(1.0 / np.mean(self.times / self.nedges))
+
+
+def run(scale: int, edgefactor: int = 16, *, num_roots: int = 64, algorithm: str = "auto", validate_results=True,
+        seed=2, progress: bool = True) -> Graph500Result:
+    """Generate, build (kernel 1, timed), search from each key (kernel 2, timed), validate."""
+    from . import traversal
+    from .graph import Graph, kronecker_edges
+
+    src, dst = kronecker_edges(scale, edgefactor, seed, progress=progress)
+    n = 1 << scale
+    t0 = time.perf_counter()
+    # kernel 1: the symmetric graph without self-loops (duplicates are harmless to BFS and dropped)
+    loops = src == dst
+    g = Graph.from_coo(np.concatenate([src[~loops], dst[~loops]]), np.concatenate([dst[~loops], src[~loops]]),
+                       num_nodes=n).simple()
+    g.csc()
+    construction = time.perf_counter() - t0
+    roots = search_keys(g, num_roots, seed)
+    traversal.bfs(g, int(roots[0]) if roots.size else 0, algorithm=algorithm)  # untimed warm-up, as the reference
+    times, nedges, traces = [], [], []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(roots), desc=f"graph500 scale {scale}", leave=False, file=sys.stderr)
+    for root in roots.tolist():
+        t0 = time.perf_counter()
+        res = traversal.bfs(g, root, algorithm=algorithm)
+        times.append(time.perf_counter() - t0)
+        if validate_results:
+            validate(g, root, res.parents, res.levels)
+        nedges.append(traversed_edges(src, dst, res.parents))
+        traces.append(res.trace)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return Graph500Result(scale, edgefactor, res.algorithm if roots.size else algorithm, construction, roots,
+                          np.array(times), np.array(nedges, dtype=np.float64), validate_results, traces)
+
+
+def format_output(r: Graph500Result) -> str:
+    """The reference's output block (``key: value`` lines)."""
+    lines = [f"SCALE: {r.scale}", f"edgefactor: {r.edgefactor}", f"NBFS: {len(r.roots)}",
+             f"graph_generation: 0", f"num_mpi_processes: 1", f"construction_time: {r.construction_time:.8g}",
+             f"algorithm: {r.algorithm}"]
+    for name, values in (("time", r.times), ("nedge", r.nedges)):
+        for key, value in statistics(values).items():
+            lines.append(f"bfs_{key}_{name}: {value:.8g}")
+    teps = statistics(r.teps)
+    for key in ("min", "firstquartile", "median", "thirdquartile", "max"):
+        lines.append(f"bfs_{key}_TEPS: {teps[key]:.8g}")
+    s = r.times / r.nedges
+    hmean = 1.0 / s.mean()
+    hstd = s.std(ddof=1) / (s.mean() ** 2 * np.sqrt(len(s) - 1)) if len(s) > 1 else 0.0
+    lines.append(f"bfs_harmonic_mean_TEPS: {hmean:.8g}")
+    lines.append(f"bfs_harmonic_stddev_TEPS: {hstd:.8g}")
+    lines.append(f"validation: {'passed' if r.validated else 'not run'}")
+    return "\n".join(lines)

@@ -1,0 +1,190 @@
+"""Breadth-first search: :func:`bfs` with top-down, bottom-up, direction-optimizing and linear-algebra steps.
+
+The driver is GAP's direction-optimizing loop (research/bfs.md 2.1): top-down while the frontier's
+out-edges are few, bottom-up while the frontier is large (``alpha = 15``, ``beta = 18``), with each level
+one compiled parallel step (:mod:`graphkern.kernels.cpu.bfs`). Directed graphs are searched along
+out-edges; bottom-up steps scan in-edges, so they need the CSC (built on first use and cached).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validate import check_choice, check_int_scalar
+from .dispatch import Plan, how_to_build, plan, register_planner
+from .kernels.cpu import bfs as _bfs
+
+__all__ = ["bfs", "BFSResult", "ALGORITHMS"]
+
+ALGORITHMS = ("auto", "direction_optimizing", "top_down", "bottom_up", "spmsv")
+ALPHA = 15
+BETA = 18
+
+
+@dataclass
+class BFSResult:
+    """The result of one search. ``parents[source] == source``; -1 marks unreached vertices."""
+
+    parents: np.ndarray
+    levels: np.ndarray
+    source: int
+    algorithm: str
+    # one (level, step, frontier size before the step, vertices found, seconds) tuple per level
+    trace: list = field(default_factory=list)
+
+    @property
+    def num_reached(self) -> int:
+        return int(np.count_nonzero(self.parents >= 0))
+
+    @property
+    def depth(self) -> int:
+        return int(self.levels.max()) if self.levels.size else 0
+
+
+@register_planner("bfs")
+def _plan_bfs(g, backend, algorithm="auto"):
+    check_choice("algorithm", algorithm, ALGORITHMS)
+    reasons = []
+    chosen = algorithm
+    if algorithm == "auto":
+        if g.allows_format("csc"):
+            chosen = "direction_optimizing"
+            reasons.append("auto: direction-optimizing (top-down on small frontiers, bottom-up on large ones)")
+        else:
+            chosen = "top_down"
+            reasons.append("auto: top-down, because this graph does not allow the csc that bottom-up steps read")
+    needs_csc = chosen in ("direction_optimizing", "bottom_up", "spmsv")
+    if needs_csc and not g.allows_format("csc"):
+        raise ValueError(f"argument 'algorithm': {chosen!r} scans in-edges and needs the csc format, which this "
+                         f"graph does not allow ({g.formats()}); use algorithm='top_down' or g.formats([..., 'csc'])")
+    fmt = "csr" if chosen == "top_down" else "csr+csc"
+    builds = [b for b in (how_to_build(g, "csr"), how_to_build(g, "csc") if needs_csc else None) if b]
+    return Plan("bfs", backend, fmt, f"bfs_{chosen}", "; ".join(builds) or None, tuple(reasons))
+
+
+def _check_graph(g):
+    from .graph import Graph
+
+    if not isinstance(g, Graph):
+        raise TypeError(f"argument 'g': expected a graphkern Graph, found {type(g).__name__}")
+    if g.num_src != g.num_dst:
+        raise ValueError(f"argument 'g': BFS needs a square graph, found {g.num_src} sources and {g.num_dst} "
+                         f"destinations")
+
+
+def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, alpha: float = ALPHA,
+        beta: float = BETA):
+    """Breadth-first search from ``source`` (or from each of ``sources``), along out-edges.
+
+    Parameters
+    ----------
+    g : Graph
+        A square graph; multi-edges and self-loops are fine.
+    source : int
+    sources : sequence of int, optional
+        Several searches on the same graph (formats are built once); returns a list of results.
+    algorithm : {"auto", "direction_optimizing", "top_down", "bottom_up", "spmsv"}
+        ``auto`` is direction-optimizing (top-down when the graph does not allow the CSC).
+        ``spmsv`` is the linear-algebra form: every vertex takes its highest-labelled parent.
+    alpha, beta : float
+        The direction-optimizing switch thresholds (GAP's defaults 15 and 18).
+
+    Returns
+    -------
+    BFSResult
+        ``parents`` (``parents[source] == source``, -1 unreached), ``levels`` (hops, -1 unreached),
+        and a per-level ``trace``.
+
+    Examples
+    --------
+    >>> import graphkern as gk
+    >>> g = gk.Graph.from_coo([0, 1, 1, 2], [1, 2, 3, 0], num_nodes=5)
+    >>> r = gk.bfs(g, 0)
+    >>> r.parents.tolist(), r.levels.tolist()
+    ([0, 0, 1, 1, -1], [0, 1, 2, 2, -1])
+    """
+    _check_graph(g)
+    if (source is None) == (sources is None):
+        raise ValueError("arguments 'source' and 'sources': give exactly one of them")
+    the_plan = plan(g, "bfs", backend, algorithm=algorithm)
+    if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
+        raise NotImplementedError("the cuda backend for bfs is not part of this version")
+    chosen = the_plan.kernel[len("bfs_"):]
+    if sources is not None:
+        roots = [check_int_scalar("sources[i]", s, low=0, high=g.num_src - 1) for s in np.asarray(sources).tolist()]
+        return [_search(g, r, chosen, alpha, beta) for r in roots]
+    root = check_int_scalar("source", source, low=0, high=g.num_src - 1)
+    return _search(g, root, chosen, alpha, beta)
+
+
+def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSResult:
+    import numba
+
+    n = g.num_src
+    indptr, indices, _ = g._raw("csr")
+    in_indptr = in_indices = None
+    if algorithm != "top_down":
+        in_indptr, in_indices, _ = g._raw("csc")
+    dtype = g.idtype
+    parents = np.full(n, -1, dtype=dtype)
+    levels = np.full(n, -1, dtype=dtype)
+    parents[source] = source
+    levels[source] = 0
+    trace = []
+    frontier = np.array([source], dtype=dtype)
+    queue_buf = np.empty(n, dtype=dtype)  # frontiers are views into it (or into its twin)
+    spare_buf = np.empty(n, dtype=dtype)
+    front = np.zeros(n, dtype=np.uint8)
+    next_front = np.zeros(n, dtype=np.uint8)
+    parts = max(1, numba.get_num_threads() * 8)
+    level = 0
+    edges_to_check = g.num_edges
+    scout = int(indptr[source + 1] - indptr[source])
+    spmsv = algorithm == "spmsv"
+    best = np.full(n, -1, dtype=dtype) if spmsv else None
+
+    while frontier.size:
+        bottom_up = algorithm == "bottom_up" or (
+            algorithm in ("direction_optimizing", "spmsv") and scout > edges_to_check / alpha)
+        if bottom_up:
+            _bfs.queue_to_bitmap(frontier, front)
+            awake = frontier.size
+            step = _bfs.spmsv_pull_step if spmsv else _bfs.bottom_up_step
+            while True:
+                old = awake
+                level += 1
+                t0 = time.perf_counter()
+                awake = step(in_indptr, in_indices, front, next_front, parents, levels, level)
+                trace.append((level, "pull" if spmsv else "bottom_up", old, int(awake), time.perf_counter() - t0))
+                front, next_front = next_front, front
+                if awake == 0:
+                    break
+                if algorithm != "bottom_up" and not (awake >= old or awake > n / beta):
+                    break
+            frontier = _bfs.bitmap_to_queue(front, queue_buf, True)
+            queue_buf, spare_buf = spare_buf, queue_buf
+            next_front.fill(0)  # it holds the level before last; top-down steps expect an empty map
+            if algorithm == "bottom_up":
+                break
+            scout = 1
+            continue
+        edges_to_check -= scout
+        level += 1
+        t0 = time.perf_counter()
+        bounds = _bfs.degree_balanced_bounds(indptr, frontier, parts)
+        if spmsv:
+            _bfs.spmsv_push_step(indptr, indices, frontier, bounds, parents, best, next_front)
+            found = _bfs.bitmap_to_queue(next_front, queue_buf, True)
+            _bfs.spmsv_commit(found, best, parents, levels, level)
+            scout = int(_bfs.sum_degrees(indptr, found)) if found.size else 0
+        else:
+            scout = int(_bfs.top_down_step(indptr, indices, frontier, bounds, parents, levels, level, next_front))
+            found = _bfs.bitmap_to_queue(next_front, queue_buf, True)
+        queue_buf, spare_buf = spare_buf, queue_buf
+        trace.append((level, "push" if spmsv else "top_down", int(frontier.size), int(found.size),
+                      time.perf_counter() - t0))
+        frontier = found
+    return BFSResult(parents, levels, source, algorithm, trace)

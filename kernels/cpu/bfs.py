@@ -1,0 +1,170 @@
+"""Breadth-first search on the CPU: top-down, bottom-up, direction-optimizing and the linear-algebra form.
+
+All searches write ``parents`` (``parents[source] == source``, -1 unreached) and ``levels`` (hops, -1
+unreached). Directed graphs are searched along out-edges: top-down steps read the CSR, bottom-up steps
+the CSC (in-edges). Each level is one parallel kernel call driven from Python (a few per search).
+
+``top_down_step``   frontier-parallel; a vertex is claimed by compare-and-swap on its parent, so it
+                    enters the next frontier once; output slots come from the frontier's degree prefix
+                    sums (no shared queue, no lock).
+``bottom_up_step``  vertex-parallel over the unvisited; each scans its in-neighbours and stops at the
+                    first one in the frontier (a byte map). Each vertex is written by one thread only.
+``spmsv_*``         the seed's formulation: the next frontier is A^T x over (select-second, max) masked
+                    by the unvisited set, so each new vertex takes its highest-labelled frontier
+                    neighbour as parent (deterministic). Push (sparse frontier, atomic max) or pull
+                    (dense, masked) per level.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._intrinsics import atomic_cas
+
+
+@njit(parallel=True, cache=True)
+def frontier_degree_offsets(indptr, frontier, offsets):
+    """``offsets[i+1] - offsets[i] = degree(frontier[i])``; returns the total (the edges a step scans)."""
+    n = frontier.size
+    deg = np.empty(n, dtype=offsets.dtype)
+    for i in prange(n):
+        u = frontier[i]
+        deg[i] = indptr[u + 1] - indptr[u]
+    offsets[0] = 0
+    acc = 0
+    for i in range(n):
+        acc += deg[i]
+        offsets[i + 1] = acc
+    return acc
+
+
+@njit(parallel=True, cache=True)
+def top_down_step(indptr, indices, frontier, bounds, parents, levels, level, next_front):
+    """Claim the unvisited out-neighbours of the frontier; ``next_front[v] = 1`` for each claimed ``v``.
+
+    ``bounds`` splits the frontier into parts of about equal out-degree (hubs do not serialise a level).
+    Returns the sum of the out-degrees of the claimed vertices (GAP's ``scout`` count).
+    """
+    scout = 0
+    for p in prange(bounds.size - 1):
+        for i in range(bounds[p], bounds[p + 1]):
+            u = frontier[i]
+            for j in range(indptr[u], indptr[u + 1]):
+                v = indices[j]
+                if parents[v] == -1 and atomic_cas(parents, v, -1, u) == -1:
+                    levels[v] = level
+                    next_front[v] = 1
+                    scout += indptr[v + 1] - indptr[v]
+    return scout
+
+
+def degree_balanced_bounds(indptr, frontier, parts):
+    """Bounds of ``parts`` frontier ranges with about equal out-degree sums."""
+    offsets = np.empty(frontier.size + 1, dtype=np.int64)
+    total = frontier_degree_offsets(indptr, frontier, offsets)
+    targets = (np.arange(1, parts, dtype=np.int64) * total) // max(parts, 1)
+    inner = np.searchsorted(offsets, targets, side="right") - 1
+    bounds = np.concatenate([[0], np.clip(inner, 0, frontier.size), [frontier.size]]).astype(np.int64)
+    return np.maximum.accumulate(bounds)
+
+
+@njit(parallel=True, cache=True)
+def queue_to_bitmap(frontier, bitmap):
+    bitmap[:] = 0
+    for i in prange(frontier.size):
+        bitmap[frontier[i]] = 1
+
+
+@njit(parallel=True, cache=True)
+def bottom_up_step(in_indptr, in_indices, front, next_front, parents, levels, level):
+    """Every unvisited vertex takes the first in-neighbour found in ``front``; returns how many did."""
+    n = parents.size
+    awake = 0
+    for v in prange(n):
+        next_front[v] = 0
+        if parents[v] == -1:
+            for j in range(in_indptr[v], in_indptr[v + 1]):
+                u = in_indices[j]
+                if front[u]:
+                    parents[v] = u
+                    levels[v] = level
+                    next_front[v] = 1
+                    awake += 1
+                    break
+    return awake
+
+
+@njit(cache=True)
+def bitmap_to_queue(bitmap, out, clear):
+    """The set vertices of ``bitmap`` in ascending order (written to ``out``); optionally clears them."""
+    count = 0
+    for v in range(bitmap.size):
+        if bitmap[v]:
+            out[count] = v
+            count += 1
+            if clear:
+                bitmap[v] = 0
+    return out[:count]
+
+
+@njit(parallel=True, cache=True)
+def spmsv_push_step(indptr, indices, frontier, bounds, parents, best, next_front):
+    """Push: ``best[v] = max(u in frontier, u -> v)`` for unvisited ``v`` (atomic max by CAS), and
+    ``next_front[v] = 1``; :func:`spmsv_commit` then makes ``best`` the parents."""
+    for p in prange(bounds.size - 1):
+        for i in range(bounds[p], bounds[p + 1]):
+            u = frontier[i]
+            for j in range(indptr[u], indptr[u + 1]):
+                v = indices[j]
+                if parents[v] != -1:
+                    continue
+                cur = best[v]
+                while cur < u:
+                    seen = atomic_cas(best, v, cur, u)
+                    if seen == cur:
+                        next_front[v] = 1
+                        break
+                    cur = seen
+
+
+@njit(parallel=True, cache=True)
+def spmsv_commit(new_vertices, best, parents, levels, level):
+    for i in prange(new_vertices.size):
+        v = new_vertices[i]
+        parents[v] = best[v]
+        levels[v] = level
+        best[v] = -1
+
+
+@njit(parallel=True, cache=True)
+def spmsv_pull_step(in_indptr, in_indices, front, next_front, parents, levels, level):
+    """Pull (masked dot): every unvisited vertex takes its highest-labelled in-neighbour in ``front``.
+
+    Parents are written after the scan of each vertex, so a vertex found at this level never serves as
+    a frontier vertex of the same level (the frontier is ``front``, not ``parents``)."""
+    n = parents.size
+    awake = 0
+    for v in prange(n):
+        next_front[v] = 0
+        if parents[v] == -1:
+            top = -1
+            for j in range(in_indptr[v], in_indptr[v + 1]):
+                u = in_indices[j]
+                if front[u] and u > top:
+                    top = u
+            if top >= 0:
+                parents[v] = top
+                levels[v] = level
+                next_front[v] = 1
+                awake += 1
+    return awake
+
+
+@njit(parallel=True, cache=True)
+def sum_degrees(indptr, frontier):
+    total = 0
+    for i in prange(frontier.size):
+        u = frontier[i]
+        total += indptr[u + 1] - indptr[u]
+    return total

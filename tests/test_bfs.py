@@ -1,0 +1,199 @@
+"""BFS: every algorithm validated by the Graph500 rules, levels equal to SciPy's distances; the validator."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import shortest_path
+
+import graphkern as gk
+from graph_cases import CASES, facebook_edges
+
+ALGORITHMS = ["direction_optimizing", "top_down", "bottom_up", "spmsv", "auto"]
+
+
+def _scipy_levels(g, source):
+    A = sp.csr_array((np.ones(g.num_edges), g.csr().indices, g.csr().indptr), shape=(g.num_src, g.num_dst))
+    d = shortest_path(A, unweighted=True, indices=source, directed=True)
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
+
+
+def _check(g, source, algorithm, directed):
+    r = gk.bfs(g, source, algorithm=algorithm)
+    assert r.parents[source] == source and r.levels[source] == 0
+    np.testing.assert_array_equal(r.levels, _scipy_levels(g, source))
+    reached = gk.graph500.validate(g, source, r.parents, r.levels, directed=directed)
+    assert reached == r.num_reached
+    return r
+
+
+def _source(g):
+    deg = g.out_degrees()
+    return int(np.argmax(deg > 0)) if g.num_edges else 0
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("case", [c for c in sorted(CASES) if c not in ("bipartite", "empty")])
+def test_graph_cases_directed(case, algorithm, idtype):
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
+    _check(g, _source(g), algorithm, directed=True)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("case", ["self_loops", "multi_edges", "hub", "unsorted_random", "kronecker_10", "path_long"])
+def test_graph_cases_undirected(case, algorithm):
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(np.concatenate([src, dst]), np.concatenate([dst, src]), num_nodes=n)
+    r = _check(g, _source(g), algorithm, directed=False)
+    if case == "path_long":
+        assert r.depth == 100_000 - 1 - _source(g)
+
+
+def test_isolated_source_and_empty_graph():
+    g = gk.Graph.from_coo([0, 1], [1, 0], num_nodes=4)
+    for algorithm in ALGORITHMS:
+        r = gk.bfs(g, 3, algorithm=algorithm)
+        assert r.parents.tolist() == [-1, -1, -1, 3] and r.levels.tolist() == [-1, -1, -1, 0]
+    g = gk.Graph.from_coo([], [], num_nodes=1)
+    assert gk.bfs(g, 0).parents.tolist() == [0]
+
+
+def test_spmsv_takes_the_highest_labelled_parent_and_is_deterministic():
+    import numba
+
+    src, dst = gk.graph.kronecker_edges(12)
+    g = gk.Graph.from_coo(np.concatenate([src, dst]), np.concatenate([dst, src]))
+    r = gk.bfs(g, 1834, algorithm="spmsv")
+    csc = g.csc()
+    for v in np.flatnonzero(r.levels > 0)[:500].tolist():
+        nbrs = csc.indices[csc.indptr[v]:csc.indptr[v + 1]]
+        frontier_nbrs = nbrs[r.levels[nbrs] == r.levels[v] - 1]
+        assert r.parents[v] == frontier_nbrs.max()
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        single = gk.bfs(g, 1834, algorithm="spmsv")
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(single.parents, r.parents)
+
+
+def test_multi_source():
+    g = gk.graph.kronecker(10)
+    keys = gk.graph500.search_keys(g, 4)
+    results = gk.bfs(g, sources=keys)
+    assert [r.source for r in results] == keys.tolist()
+    for r in results:
+        gk.graph500.validate(g, r.source, r.parents, r.levels)
+
+
+def test_direction_optimizing_switches_and_traces_levels():
+    g = gk.graph.kronecker(14)
+    r = gk.bfs(g, int(gk.graph500.search_keys(g, 1)[0]), algorithm="direction_optimizing")
+    steps = [t[1] for t in r.trace]
+    assert "top_down" in steps and "bottom_up" in steps
+    assert [t[0] for t in r.trace] == list(range(1, len(r.trace) + 1))
+    assert sum(t[3] for t in r.trace) == r.num_reached - 1
+
+
+def test_facebook():
+    edges = facebook_edges()
+    if edges is None:
+        pytest.skip("shared/data is not beside the repository")
+    g = gk.graph.read_edgelist(__import__("graph_cases").FACEBOOK, undirected=True)
+    for algorithm in ALGORITHMS:
+        r = _check(g, 0, algorithm, directed=False)
+        assert r.num_reached == 4039
+
+
+def test_golden_graph500_keys_and_edge_counts():
+    g = gk.graph.kronecker(10)
+    assert gk.graph500.search_keys(g, 8).tolist() == [458, 214, 220, 966, 395, 9, 848, 777]
+    g = gk.graph.kronecker(16)
+    keys = gk.graph500.search_keys(g, 8)
+    assert keys.tolist() == [29348, 8064, 61854, 29808, 54316, 22032, 1364, 15128]
+    src, dst = gk.graph.kronecker_edges(16)
+    for root in keys[:4].tolist():
+        r = gk.bfs(g, root)
+        assert gk.graph500.validate(g, root, r.parents, r.levels) == 46_803  # the largest component
+        assert gk.graph500.traversed_edges(src, dst, r.parents) == 1_048_079
+
+
+# ---------------------------------------------------------------------------------------- the validator
+
+@pytest.fixture
+def triangle_path():
+    # 0 - 1 - 2 - 3 and the chord 0 - 2; vertex 4 isolated
+    u = [0, 1, 2, 0]
+    v = [1, 2, 3, 2]
+    return gk.Graph.from_coo(u + v, v + u, num_nodes=5)
+
+
+def test_validator_accepts_a_correct_tree(triangle_path):
+    assert gk.graph500.validate(triangle_path, 0, np.array([0, 0, 0, 2, -1]), np.array([0, 1, 1, 2, -1])) == 4
+
+
+@pytest.mark.parametrize("parents, levels, rule", [
+    ([0, 0, 7, 2, -1], None, "rule 1"),            # not a vertex
+    ([1, 0, 0, 2, -1], None, "rule 1"),            # the root is not its own parent
+    ([0, 2, 1, 2, -1], None, "rule 1"),            # 1 and 2 form a cycle, detached from the root
+    ([0, 0, 0, 2, -1], [0, 1, 2, 2, -1], "rule 2"),  # levels that disagree with the tree
+    ([0, 0, 1, 2, -1], None, "rule 3"),            # chord 0 - 2 spans levels 0 and 2
+    ([0, 0, 0, -1, -1], None, "rule 4"),           # 3 is adjacent to a reached vertex
+    ([0, 0, 0, 0, -1], None, "rule 5"),            # 0 -> 3 is not an edge (levels still consistent)
+])
+def test_validator_rejects_each_broken_rule(triangle_path, parents, levels, rule):
+    with pytest.raises(gk.Graph500ValidationError, match=rule):
+        gk.graph500.validate(triangle_path, 0, np.array(parents), None if levels is None else np.array(levels))
+
+
+def test_validator_shape_and_dtype(triangle_path):
+    with pytest.raises(gk.Graph500ValidationError, match="shape"):
+        gk.graph500.validate(triangle_path, 0, np.zeros(3, np.int64))
+    with pytest.raises(gk.Graph500ValidationError, match="dtype"):
+        gk.graph500.validate(triangle_path, 0, np.zeros(5))
+
+
+# ----------------------------------------------------------------------------------------- bad input
+
+def test_bad_input():
+    g = gk.Graph.from_coo([0, 1], [1, 2], num_nodes=3)
+    with pytest.raises(ValueError, match="argument 'source': expected an integer <= 2, found 3"):
+        gk.bfs(g, 3)
+    with pytest.raises(ValueError, match="argument 'source': expected an integer >= 0, found -1"):
+        gk.bfs(g, -1)
+    with pytest.raises(ValueError, match="argument 'algorithm': expected one of 'auto', 'direction_optimizing'"):
+        gk.bfs(g, 0, algorithm="dfs")
+    with pytest.raises(ValueError, match="give exactly one"):
+        gk.bfs(g, 0, sources=[1])
+    with pytest.raises(ValueError, match="square graph"):
+        gk.bfs(gk.Graph.from_coo([0], [1], num_nodes=(1, 2)), 0)
+    only_csr = g.formats("csr")
+    with pytest.raises(ValueError, match="needs the csc format.*algorithm='top_down'"):
+        gk.bfs(only_csr, 0, algorithm="bottom_up")
+    assert gk.explain(only_csr, "bfs").kernel == "bfs_top_down"
+    assert gk.bfs(only_csr, 0).parents.tolist() == [0, 0, 1]
+    with pytest.raises(TypeError, match="argument 'g'"):
+        gk.bfs("graph", 0)
+
+
+def test_graph500_run_and_output():
+    result = gk.graph500.run(10, num_roots=4, progress=False)
+    assert result.roots.tolist() == [458, 214, 220, 966]
+    assert result.validated and (result.nedges == 16_239).all()
+    text = gk.graph500.format_output(result)
+    for key in ("SCALE: 10", "NBFS: 4", "bfs_harmonic_mean_TEPS:", "bfs_median_nedge: 16239", "construction_time:"):
+        assert key in text
+
+
+def test_graph500_cli(capsys):
+    from graphkern import cli
+
+    assert cli.main(["graph500", "--scale", "10", "--roots", "2", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "bfs_harmonic_mean_TEPS" in out and "validation: passed" in out
+
+
+def test_statistics_match_the_reference_quartiles():
+    s = gk.graph500.statistics([4.0, 1.0, 3.0, 2.0])
+    assert (s["min"], s["firstquartile"], s["median"], s["thirdquartile"], s["max"]) == (1.0, 1.5, 2.5, 3.5, 4.0)

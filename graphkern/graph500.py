@@ -119,7 +119,8 @@ def validate(g, source: int, parents, levels=None, *, directed: bool = False) ->
 
     Rules 3 and 4 treat the graph as undirected, as Graph500 does; with ``directed=True`` they follow
     edge directions (an edge ``u -> v`` from a reached ``u`` needs ``v`` reached, at most one level
-    deeper). Returns the number of reached vertices. Raises :class:`~graphkern.Graph500ValidationError` naming the rule and a vertex.
+    deeper). Returns the number of reached vertices. Raises :class:`~graphkern.Graph500ValidationError`
+    naming the rule and a vertex.
 
     Examples
     --------
@@ -266,7 +267,7 @@ def run(scale: int, edgefactor: int = 16, *, num_roots: int = 64, algorithm: str
 def format_output(r: Graph500Result) -> str:
     """The reference's output block (``key: value`` lines)."""
     lines = [f"SCALE: {r.scale}", f"edgefactor: {r.edgefactor}", f"NBFS: {len(r.roots)}",
-             f"graph_generation: 0", f"num_mpi_processes: 1", f"construction_time: {r.construction_time:.8g}",
+             "graph_generation: 0", "num_mpi_processes: 1", f"construction_time: {r.construction_time:.8g}",
              f"algorithm: {r.algorithm}"]
     for name, values in (("time", r.times), ("nedge", r.nedges)):
         for key, value in statistics(values).items():

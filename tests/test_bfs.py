@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from graph_cases import CASES, facebook_edges
 from scipy.sparse.csgraph import shortest_path
 
 import graphkern as gk
-from graph_cases import CASES, facebook_edges
 
 ALGORITHMS = ["direction_optimizing", "top_down", "bottom_up", "spmsv", "auto"]
 

@@ -160,7 +160,7 @@ def graphblas_bfs(gb, A, n, deg, source):
     q[source] = source
     edges_unexplored = A.nvals
     push = True
-    alpha, beta1, beta2 = 8.0, 8.0, 512.0
+    alpha, beta2 = 8.0, 512.0  # LAGraph's push->pull (alpha) and pull->push (beta2) thresholds
     nq = 1
     while True:
         nq_old = nq

@@ -168,3 +168,33 @@ def sum_degrees(indptr, frontier):
         u = frontier[i]
         total += indptr[u + 1] - indptr[u]
     return total
+
+
+@njit(parallel=True, cache=True)
+def top_down_step_slots(indptr, indices, frontier, offsets, parents, levels, level, slots):
+    """Top-down for small frontiers: claimed vertices go to the slot range of the vertex that claimed
+    them (``offsets`` are the frontier's degree prefix sums); unused slots get -1. Cheaper than a
+    byte map over all vertices when the frontier's out-edges are few."""
+    scout = 0
+    for i in prange(frontier.size):
+        u = frontier[i]
+        pos = offsets[i]
+        for j in range(indptr[u], indptr[u + 1]):
+            v = indices[j]
+            if parents[v] == -1 and atomic_cas(parents, v, -1, u) == -1:
+                levels[v] = level
+                slots[pos] = v
+                pos += 1
+                scout += indptr[v + 1] - indptr[v]
+        for k in range(pos, offsets[i + 1]):
+            slots[k] = -1
+    return scout
+
+
+@njit(parallel=True, cache=True)
+def init_search(parents, levels, source):
+    for v in prange(parents.size):
+        parents[v] = -1
+        levels[v] = -1
+    parents[source] = source
+    levels[source] = 0

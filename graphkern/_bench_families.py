@@ -111,3 +111,39 @@ def bench_spmm(ctx: BenchContext) -> list[Row]:
     logits = rng.standard_normal((E, 1), dtype=np.float32)
     row("edge_softmax H=1", lambda: edge_softmax(g, logits), "", None, None, 3 * E)
     return rows
+
+
+@bench_family("bfs")
+def bench_bfs(ctx: BenchContext) -> list[Row]:
+    """Direction-optimizing and top-down BFS from Graph500 keys, validated, against SciPy's csgraph."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order
+
+    from . import graph500
+    from .graph import Graph
+    from .traversal import bfs
+
+    src, dst = ctx.src, ctx.dst
+    n = 1 << ctx.scale
+    loops = src == dst
+    g = Graph.from_coo(np.concatenate([src[~loops], dst[~loops]]), np.concatenate([dst[~loops], src[~loops]]),
+                       num_nodes=n).simple()
+    g.csc()
+    roots = graph500.search_keys(g, 4 if ctx.quick else 8)
+    indptr, indices, _ = g.csr()
+    A = sp.csr_array((np.ones(indices.size, np.int8), indices, indptr), shape=(n, n))
+    rows = []
+    for algorithm in ("direction_optimizing", "top_down", "spmsv"):
+        checks = []
+        for r in roots.tolist():
+            res = bfs(g, r, algorithm=algorithm)
+            graph500.validate(g, r, res.parents, res.levels)
+            checks.append(graph500.traversed_edges(src, dst, res.parents))
+        nedge = float(np.mean(checks))
+        ours = lambda a=algorithm: [bfs(g, r, algorithm=a) for r in roots.tolist()]  # noqa: E731
+        peer = lambda: [breadth_first_order(A, r, return_predecessors=True) for r in roots.tolist()]  # noqa: E731
+        t_ours, t_peer = time_pair(ours, peer, ctx.repeat)
+        per = len(roots)
+        rows.append(Row("bfs", f"{algorithm} ({per} Graph500 keys)", t_ours / per, "scipy csgraph", t_peer / per,
+                        nedge, "GTEPS", "valid"))
+    return rows

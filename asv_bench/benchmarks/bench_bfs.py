@@ -1,0 +1,34 @@
+"""BFS from Graph500 search keys on the symmetric Kronecker graph; TEPS as Graph500 counts them."""
+
+import time
+
+import numpy as np
+
+import graphkern as gk
+
+
+class BFS:
+    params = [[16, 20], ["direction_optimizing", "top_down", "bottom_up", "spmsv"]]
+    param_names = ["scale", "algorithm"]
+    timeout = 900
+
+    def setup(self, scale, algorithm):
+        src, dst = gk.graph.kronecker_edges(scale, progress=False)
+        loops = src == dst
+        self.g = gk.Graph.from_coo(np.concatenate([src[~loops], dst[~loops]]),
+                                   np.concatenate([dst[~loops], src[~loops]]), num_nodes=1 << scale).simple()
+        self.g.csc()
+        self.root = int(gk.graph500.search_keys(self.g, 1)[0])
+        res = gk.bfs(self.g, self.root, algorithm=algorithm)  # compile, then validate before timing
+        gk.graph500.validate(self.g, self.root, res.parents, res.levels)
+        self.nedge = gk.graph500.traversed_edges(src, dst, res.parents)
+
+    def time_bfs(self, scale, algorithm):
+        gk.bfs(self.g, self.root, algorithm=algorithm)
+
+    def track_gteps(self, scale, algorithm):
+        t0 = time.perf_counter()
+        gk.bfs(self.g, self.root, algorithm=algorithm)
+        return self.nedge / (time.perf_counter() - t0) / 1e9
+
+    track_gteps.unit = "GTEPS"

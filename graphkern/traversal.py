@@ -131,17 +131,18 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
     if algorithm != "top_down":
         in_indptr, in_indices, _ = g._raw("csc")
     dtype = g.idtype
-    parents = np.empty(n, dtype=dtype)
-    levels = np.empty(n, dtype=dtype)
-    _bfs.init_search(parents, levels, source)
-    trace = []
-    frontier = np.array([source], dtype=dtype)
     # work buffers live with the graph between searches (first-touch page faults cost as much as a level)
     work = g._cache.get("bfs_work")
     if work is None:
         work = g._cache["bfs_work"] = [np.empty(n, dtype=dtype), np.empty(n, dtype=dtype),
-                                       np.zeros(n, dtype=np.uint8), np.zeros(n, dtype=np.uint8)]
-    queue_buf, spare_buf, front, next_front = work  # frontiers are views into the two queue buffers
+                                       np.zeros(n, dtype=np.uint8), np.zeros(n, dtype=np.uint8),
+                                       np.zeros((n + 63) // 64, dtype=np.uint64)]
+    queue_buf, spare_buf, front, next_front, visited = work  # frontiers are views into the queue buffers
+    parents = np.empty(n, dtype=dtype)
+    levels = np.empty(n, dtype=dtype)
+    _bfs.init_search(parents, levels, visited, source)
+    trace = []
+    frontier = np.array([source], dtype=dtype)
     next_front.fill(0)
     parts = max(1, numba.get_num_threads() * 8)
     level = 0
@@ -173,6 +174,8 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             frontier = _bfs.bitmap_to_queue(front, queue_buf, True)
             queue_buf, spare_buf = spare_buf, queue_buf
             next_front.fill(0)  # it holds the level before last; top-down steps expect an empty map
+            if algorithm != "bottom_up" and not spmsv:
+                _bfs.visited_bits_from_parents(parents, visited)
             if algorithm == "bottom_up":
                 break
             scout = 1
@@ -185,7 +188,8 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             offsets = np.empty(frontier.size + 1, dtype=np.int64)
             total = _bfs.frontier_degree_offsets(indptr, frontier, offsets)
             slots = np.empty(total, dtype=dtype)
-            scout = int(_bfs.top_down_step_slots(indptr, indices, frontier, offsets, parents, levels, level, slots))
+            scout = int(_bfs.top_down_step_slots(indptr, indices, frontier, offsets, parents, levels, level, slots,
+                                                 visited))
             found = slots[slots >= 0]
             trace.append((level, "top_down", int(frontier.size), int(found.size), time.perf_counter() - t0))
             frontier = found
@@ -197,7 +201,8 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             _bfs.spmsv_commit(found, best, parents, levels, level)
             scout = int(_bfs.sum_degrees(indptr, found)) if found.size else 0
         else:
-            scout = int(_bfs.top_down_step(indptr, indices, frontier, bounds, parents, levels, level, next_front))
+            scout = int(_bfs.top_down_step(indptr, indices, frontier, bounds, parents, levels, level, next_front,
+                                           visited))
             found = _bfs.bitmap_to_queue(next_front, queue_buf, True)
         queue_buf, spare_buf = spare_buf, queue_buf
         trace.append((level, "push" if spmsv else "top_down", int(frontier.size), int(found.size),

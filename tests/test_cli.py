@@ -27,7 +27,8 @@ def test_bench_json(capsys):
     assert payload["scale"] == 9
     names = [r["name"] for r in payload["rows"]]
     assert "coo -> csr (with eids)" in names
-    assert all(r["check"] in ("ok", "equal", "golden") for r in payload["rows"])
+    assert all(r["check"] in ("ok", "equal", "golden", "valid") for r in payload["rows"])
+    assert {r["family"] for r in payload["rows"]} == {"generate", "convert", "spmm", "bfs"}
 
 
 def test_console_script_is_installed():

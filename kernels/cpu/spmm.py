@@ -58,6 +58,21 @@ def stride_for(code, B):
 
 
 @njit(inline="always")
+def message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff, roff):
+    """The message of edge ``(u, e)`` for output element ``k = a * B + b``: ``op(x[u, .], w[e, .])``.
+
+    The first six arguments are the calling kernel's compile-time constants; the call is inlined, so
+    they fold (unused operands are never read, strides of 0 or 1 become plain loads)."""
+    if GENERAL:
+        xl = x[u, loff[k]] if USE_X else x[0, 0]
+        wr = w[e, roff[k]] if USE_W else w[0, 0]
+    else:
+        xl = x[u, a * la + b * LB] if USE_X else x[0, 0]
+        wr = w[e, a * ra + b * RB] if USE_W else w[0, 0]
+    return apply_op(OP, xl, wr)
+
+
+@njit(inline="always")
 def prefetch_plan(x, w, use_x, use_w):
     """(edges ahead, bytes of an x row, bytes of a w row) to prefetch: about 2 KB of rows in flight."""
     row = 0
@@ -122,13 +137,7 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple):
                     for a in range(A):
                         for b in range(B):
                             k = a * B + b
-                            if GENERAL:
-                                xl = x[u, loff[k]] if USE_X else x[0, 0]
-                                wr = w[e, roff[k]] if USE_W else w[0, 0]
-                            else:
-                                xl = x[u, a * la + b * LB] if USE_X else x[0, 0]
-                                wr = w[e, a * ra + b * RB] if USE_W else w[0, 0]
-                            val = apply_op(OP, xl, wr)
+                            val = message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff, roff)
                             if IS_SUM:
                                 out[v, k] += val
                             elif (val > out[v, k]) if IS_MAX else (val < out[v, k]):
@@ -171,13 +180,7 @@ def spmm_coo_kernel(op: str, reduce: str, pattern: tuple):
                 for a in range(A):
                     for b in range(B):
                         k = a * B + b
-                        if GENERAL:
-                            xl = x[u, loff[k]] if USE_X else x[0, 0]
-                            wr = w[e, roff[k]] if USE_W else w[0, 0]
-                        else:
-                            xl = x[u, a * la + b * LB] if USE_X else x[0, 0]
-                            wr = w[e, a * ra + b * RB] if USE_W else w[0, 0]
-                        val = apply_op(OP, xl, wr)
+                        val = message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff, roff)
                         if IS_SUM:
                             out[v, k] += val
                         elif (val > out[v, k]) if IS_MAX else (val < out[v, k]):
@@ -278,13 +281,8 @@ def spmm_tiled_csr_kernel(op: str, reduce: str, pattern: tuple):
                     for a in range(A):
                         for b in range(B):
                             k = a * B + b
-                            if GENERAL:
-                                xl = x[u, loff[k]] if USE_X else x[0, 0]
-                                wr = w[e, roff[k]] if USE_W else w[0, 0]
-                            else:
-                                xl = x[u, a * la + b * LB] if USE_X else x[0, 0]
-                                wr = w[e, a * ra + b * RB] if USE_W else w[0, 0]
-                            out[v, k] += apply_op(OP, xl, wr)
+                            out[v, k] += message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra,
+                                                 loff, roff)
 
     return kernel
 

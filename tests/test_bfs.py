@@ -58,12 +58,20 @@ def test_isolated_source_and_empty_graph():
     assert gk.bfs(g, 0).parents.tolist() == [0]
 
 
-def test_spmsv_takes_the_highest_labelled_parent_and_is_deterministic():
+@pytest.mark.parametrize("csc_sorted", [False, True])
+def test_spmsv_takes_the_highest_labelled_parent_and_is_deterministic(csc_sorted):
     import numba
 
+    from graphkern.traversal import _csc_rows_sorted
+
     src, dst = gk.graph.kronecker_edges(12)
-    g = gk.Graph.from_coo(np.concatenate([src, dst]), np.concatenate([dst, src]))
+    if csc_sorted:
+        g = gk.graph.kronecker(12)  # simple(): CSR rows sorted, so the CSC (its transpose) is sorted too
+    else:
+        g = gk.Graph.from_coo(np.concatenate([src, dst]), np.concatenate([dst, src]))  # CSC in COO order
+    assert _csc_rows_sorted(g) == csc_sorted
     r = gk.bfs(g, 1834, algorithm="spmsv")
+    gk.graph500.validate(g, 1834, r.parents, r.levels)
     csc = g.csc()
     for v in np.flatnonzero(r.levels > 0)[:500].tolist():
         nbrs = csc.indices[csc.indptr[v]:csc.indptr[v + 1]]

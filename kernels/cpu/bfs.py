@@ -227,3 +227,36 @@ def visited_bits_from_parents(parents, visited):
             if parents[w * 64 + b] != -1:
                 word |= np.uint64(1) << np.uint64(b)
         visited[w] = word
+
+
+@njit(parallel=True, cache=True)
+def spmsv_pull_step_sorted(in_indptr, in_indices, front, next_front, parents, levels, level):
+    """:func:`spmsv_pull_step` for CSC rows sorted ascending: scanning a row from its end, the first
+    in-neighbour found in the frontier is the highest-labelled one, so the scan stops there (the same
+    parents, with bottom-up's early exit)."""
+    n = parents.size
+    awake = 0
+    for v in prange(n):
+        next_front[v] = 0
+        if parents[v] == -1:
+            for j in range(in_indptr[v + 1] - 1, in_indptr[v] - 1, -1):
+                u = in_indices[j]
+                if front[u]:
+                    parents[v] = u
+                    levels[v] = level
+                    next_front[v] = 1
+                    awake += 1
+                    break
+    return awake
+
+
+@njit(parallel=True, cache=True)
+def rows_are_sorted(indptr, indices):
+    """True when every row's indices are non-decreasing."""
+    unsorted = 0
+    for r in prange(indptr.size - 1):
+        for j in range(indptr[r] + 1, indptr[r + 1]):
+            if indices[j] < indices[j - 1]:
+                unsorted += 1
+                break
+    return unsorted == 0

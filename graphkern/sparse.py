@@ -258,7 +258,7 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
             kernel = _spmm_cpu.spmm_tiled_csr_kernel(op, "sum", bcast.pattern)
             kernel(tiles[0], tiles[1], tiles[2], True, g.num_src, x2, w2, bcast.A, bcast.B, loff, roff, out)
             if reduce == "mean":
-                _spmm_cpu.finish_rows(g.in_degrees(), True, out, au, ae, False)
+                _spmm_cpu.finish_rows(g.in_degrees(), True, out, au, ae, False, False)
         elif the_plan.format == "csc":
             indptr, indices, eids = g._raw("csc")
             has_eids = not g.eids_are_identity("csc")
@@ -298,7 +298,8 @@ def _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, arg_u, ar
     else:
         _spmm_cpu.combine_extreme(part_out, part_u, part_e, reduce == "max", with_arg, op != "copy_rhs",
                                   op != "copy_lhs", out, arg_u, arg_e)
-    _spmm_cpu.finish_rows(g.in_degrees(), reduce == "mean", out, arg_u, arg_e, with_arg)
+    _spmm_cpu.finish_rows(g.in_degrees(), reduce == "mean", out, arg_u, arg_e,
+                          with_arg and op != "copy_rhs", with_arg and op != "copy_lhs")
 
 
 # ----------------------------------------------------------------------------------------------- sddmm

@@ -228,16 +228,20 @@ def combine_extreme(part_out, part_arg_u, part_arg_e, is_max, with_arg, use_u, u
 
 
 @njit(parallel=True, cache=True)
-def finish_rows(degrees, is_mean, out, arg_u, arg_e, with_arg):
-    """Empty rows -> 0 and arg -1 (graphkern's rule for every reducer); mean divides by the in-degree."""
+def finish_rows(degrees, is_mean, out, arg_u, arg_e, with_arg_u, with_arg_e):
+    """Empty rows -> 0 and arg -1 (graphkern's rule for every reducer); mean divides by the in-degree.
+
+    ``with_arg_u``/``with_arg_e`` say which arg arrays are real: an op that reads one operand passes a
+    (1, 1) placeholder for the other, which must never be written."""
     N, D = out.shape
     for v in prange(N):
         d = degrees[v]
         if d == 0:
             for k in range(D):
                 out[v, k] = 0
-                if with_arg:
+                if with_arg_u:
                     arg_u[v, k] = -1
+                if with_arg_e:
                     arg_e[v, k] = -1
         elif is_mean:
             inv = 1.0 / d

@@ -1,0 +1,60 @@
+"""Compiled kernels never read or write out of bounds: the risky paths, run with Numba's bounds checks.
+
+An out-of-bounds write in a kernel corrupts the heap silently and crashes much later (it did once: a
+placeholder arg array written for empty rows). Here the kernels of every family run in a subprocess with
+``NUMBA_BOUNDSCHECK=1`` (and a fresh Numba cache), where any such access raises IndexError instead.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import graphkern as gk
+    import graphkern.sparse as sparse
+    from graphkern.kernels.cpu import sort
+
+    sparse._TILED_MIN_EDGES = 0
+    sort._BUCKETED_MIN_ELEMENTS, sort._BUCKETED_MIN_KEYS, sort._BUCKET_BITS = 0, 0, 2
+    rng = np.random.default_rng(0)
+    src = rng.integers(0, 30, 400)
+    dst = rng.integers(0, 30, 400)
+    g = gk.Graph.from_coo(src, dst, num_nodes=36)          # nodes 30..35: no edges at all
+    g.csr(); g.csc(); g.reverse().csr(); g.simple()
+    x = rng.random((36, 3)); w = rng.random((400, 1)); e3 = rng.random((400, 3))
+    for fmt in ("csc", "coo", "csr"):
+        for op, a, b in (("copy_lhs", x, None), ("copy_rhs", None, e3), ("mul", x, w)):
+            for reduce in ("sum", "mean", "max", "min"):
+                if fmt == "csr" and reduce in ("max", "min"):
+                    continue
+                gk.spmm(g, op, reduce, a, b, format=fmt)
+                if reduce in ("max", "min"):
+                    gk.spmm(g, op, reduce, a, b, format=fmt, return_arg=True)
+    gk.spmm(g, "add", "sum", rng.random((36, 2, 1, 3)), rng.random((400, 1, 4, 1)))   # offset tables
+    for fmt in ("csr", "coo"):
+        for op in ("dot", "copy_lhs", "copy_rhs", "add"):
+            for lt, rt in (("u", "v"), ("e", "u"), ("v", "e")):
+                L = {"u": x, "v": x, "e": e3}[lt]; R = {"u": x, "v": x, "e": e3}[rt]
+                gk.sddmm(g, op, None if op == "copy_rhs" else L, None if op == "copy_lhs" else R, lt, rt,
+                         format=fmt)
+    z = rng.random((400, 2)).astype(np.float32)
+    gk.edge_softmax(g, z); gk.edge_softmax(g, z, norm_by="src")
+    gk.edge_softmax(gk.graph.kronecker(10), rng.random((21102, 1)).astype(np.float32))  # edge-order kernel
+    k = gk.graph.kronecker(10)
+    for alg in ("direction_optimizing", "top_down", "bottom_up", "spmsv"):
+        for root in (0, 458, 1023):
+            r = gk.bfs(k, root, algorithm=alg)
+            gk.graph500.validate(k, root, r.parents, r.levels)
+    gk.graph500.search_keys(k, 8)
+    gk.graph.kronecker_edges(8)
+    print("ok")
+""")
+
+
+def test_kernels_stay_in_bounds(tmp_path):
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert proc.stdout.strip().endswith("ok")

@@ -156,14 +156,8 @@ def _use_tiled_csr(g, op, reduce):
     return reads_edges and not g.eids_are_identity("csc")
 
 
-def _spmm_cost_model(g, candidates, **params):
-    """CSC (destination-parallel) unless CSC is not allowed, as DGL does; the tiled-CSR exception is
-    decided in the planner (it is a CSR-based kernel, see :func:`_use_tiled_csr`)."""
-    return None
-
-
 @register_planner("spmm")
-def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", feature_len=1, format=None, return_arg=False):
+def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=False):
     supported = ("csc", "coo", "csr")
     if format is not None:
         check_choice("format", format, supported)
@@ -181,7 +175,8 @@ def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", feature_len=1, format=No
         return Plan("spmm", backend, "csr", f"spmm_tiled_csr_{op}_{reduce}", how_to_build(g, "csr"),
                     ("edge ids follow the csr, not the csc: stream efeat in id order over destination tiles",))
     else:
-        fmt, reasons = select_format(g, "csc", ("csc", "coo"), _spmm_cost_model, feature_len=feature_len)
+        # the measured exception to DGL's rule (the tiled CSR) was taken above; otherwise CSC, else COO
+        fmt, reasons = select_format(g, "csc", ("csc", "coo"))
     kernel = f"spmm_{fmt}_{op}_{reduce}" + ("_arg" if return_arg and reduce in ("max", "min") else "")
     return Plan("spmm", backend, fmt, kernel, how_to_build(g, fmt), tuple(reasons))
 
@@ -234,7 +229,7 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
     with_arg = bool(return_arg) and reduce in ("max", "min")
     if return_arg and not with_arg:
         raise ValueError(f"argument 'return_arg': arg outputs exist for max and min, found reduce={reduce!r}")
-    the_plan = plan(g, "spmm", backend, (ufeat, efeat), op=op, reduce=reduce, feature_len=bcast.out_len,
+    the_plan = plan(g, "spmm", backend, (ufeat, efeat), op=op, reduce=reduce,
                     format=format, return_arg=with_arg)
     if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
         raise NotImplementedError("the cuda backend for spmm is not part of this version")

@@ -260,3 +260,36 @@ def rows_are_sorted(indptr, indices):
                 unsorted += 1
                 break
     return unsorted == 0
+
+
+@njit(cache=True)
+def bfs_queue_order(indptr, indices, sources, depth_limit, levels, parents, order):
+    """Sequential queue BFS in adjacency order: the exact visiting order of networkx's BFS.
+
+    ``order`` receives the vertices as they are discovered (the sources first, each once); a vertex's
+    parent is the first dequeued vertex that lists it, its neighbours are taken in slot order, and no
+    vertex at level ``depth_limit`` is expanded. ``levels``/``parents`` must hold -1. Returns how many
+    vertices were reached. Sequential on purpose: networkx's order is a property of one queue.
+    """
+    count = 0
+    for i in range(sources.size):
+        s = sources[i]
+        if levels[s] < 0:
+            levels[s] = 0
+            parents[s] = s
+            order[count] = s
+            count += 1
+    head = 0
+    while head < count:
+        u = order[head]
+        head += 1
+        if levels[u] >= depth_limit:
+            continue
+        for k in range(indptr[u], indptr[u + 1]):
+            v = indices[k]
+            if levels[v] < 0:
+                levels[v] = levels[u] + 1
+                parents[v] = u
+                order[count] = v
+                count += 1
+    return count

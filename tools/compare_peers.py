@@ -1,24 +1,35 @@
 #!/usr/bin/env python3
 """graphkern against the peers a user would pick instead, on the same graph and inputs, in one process.
 
-Every kernel is checked against its peer's result first; then graphkern and the peers are called in
-turn (round robin) ``--repeat`` times and the medians and ratios are printed. Peers that are not
-installed (torch, python-graphblas, ...) are skipped by name. These machines are shared and noisy: the
-ratios measured side by side are the figures that count.
+Families: ``convert`` (COO -> CSR and CSR -> CSC with edge ids, against SciPy and torch), ``spmm``
+(g-SpMM, g-SDDMM and edge softmax against torch, SciPy and python-graphblas) and ``bfs`` (every BFS
+algorithm against SciPy, python-graphblas's LAGraph push/pull, igraph and networkit). Every result is
+checked (against the peer, the reference or the Graph500 rules) before anything is timed; then graphkern
+and the peers are called in turn (round robin) ``--repeat`` times and the medians and ratios are printed
+as one table (ratio = peer time / graphkern time, so above 1 means graphkern is faster). Peers that are
+not installed are skipped by name; ``--plot DIR`` saves one PNG per family (needs matplotlib). These
+machines are shared and noisy: the ratios measured side by side are the figures that count.
 
-    python tools/compare_peers.py --scale 18 --features 16 64
-    python tools/compare_peers.py --family spmm --json results.json
+    python tools/compare_peers.py                                   # every family, scale 18 / 20
+    python tools/compare_peers.py --family spmm --features 16 64 --plot docs/img --json results.json
+    python tools/compare_peers.py --family bfs --bfs-scale 20 --roots 16
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import textwrap
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
+# torch notes that its sparse tensors are beta and skip invariant checks; the comparison knows
+warnings.filterwarnings("ignore", message="Sparse (CSR tensor support|invariant checks)", category=UserWarning)
 
 
 @dataclass
@@ -48,26 +59,83 @@ def round_robin(funcs: dict, repeat: int) -> dict:
     return {name: float(np.median(v)) for name, v in times.items()}
 
 
-def _peer_modules():
+PEERS = {"torch": "torch", "graphblas": "python-graphblas", "igraph": "igraph", "networkit": "networkit"}
+
+
+def _peer_modules(wanted=None):
+    """The installed peers among ``wanted`` (default: all), each skipped by name when it is missing."""
+    import numba
+
     peers = {}
-    try:
-        import torch
-
-        torch.set_num_threads(max(1, __import__("numba").get_num_threads()))
-        peers["torch"] = torch
-    except ImportError:
-        print("peer skipped: torch (not installed; pip install torch)", file=sys.stderr)
-    try:
-        import graphblas as gb
-
-        gb.init("suitesparse", blocking=True) if not getattr(gb, "_init_done", False) else None
-        gb._init_done = True
-        peers["graphblas"] = gb
-    except ImportError:
-        print("peer skipped: python-graphblas (not installed)", file=sys.stderr)
-    except Exception:
-        peers["graphblas"] = __import__("graphblas")
+    for name, package in PEERS.items():
+        if wanted is not None and name not in wanted:
+            print(f"peer skipped: {package} (not asked for)", file=sys.stderr)
+            continue
+        try:
+            module = __import__(name)
+        except ImportError:
+            print(f"peer skipped: {package} (not installed; pip install {package})", file=sys.stderr)
+            continue
+        if name == "torch":
+            module.set_num_threads(max(1, numba.get_num_threads()))
+        elif name == "graphblas":
+            try:
+                module.init("suitesparse", blocking=True)
+            except Exception:  # initialised already in this process
+                pass
+        elif name == "networkit":
+            module.setNumberOfThreads(max(1, numba.get_num_threads()))
+        peers[name] = module
     return peers
+
+
+def convert_family(scale, repeat, peers) -> list[Result]:
+    """COO -> CSR and CSR -> CSC with edge ids (the stable count sort) against SciPy and torch."""
+    import scipy.sparse as sp
+
+    import graphkern as gk
+
+    src, dst = gk.graph.kronecker_edges(scale, progress=False)
+    n = 1 << scale
+    E = src.size
+    ids = np.arange(E, dtype=np.int64)
+    torch = peers.get("torch")
+    results = []
+
+    from graphkern.kernels.cpu import sort
+
+    # the conversions themselves (Graph.from_coo/from_csr would add their input validation)
+    def ours_coo_to_csr():
+        return sort.coo_to_compressed(src, dst, None, n)
+
+    indptr, indices, eids = ours_coo_to_csr()
+
+    def ours_csr_to_csc():
+        return sort.transpose_compressed(indptr, indices, eids, n)
+
+    # the peers carry the edge id as the stored value, so they move as much data as graphkern does
+    coo = sp.coo_array((ids, (src, dst)), shape=(n, n))
+    csr = sp.csr_array((eids.astype(np.int64), indices, indptr), shape=(n, n))
+    want_csc = ours_csr_to_csc()
+    got_csc = csr.tocsc()
+    check = "equal" if (np.array_equal(got_csc.indptr, want_csc[0]) and np.array_equal(
+        got_csc.indices, want_csc[1]) and np.array_equal(got_csc.data, want_csc[2])) else "MISMATCH"
+    funcs = {"graphkern": ours_coo_to_csr, "scipy coo.tocsr()": lambda: coo.tocsr()}
+    if torch is not None:
+        t_coo = torch.sparse_coo_tensor(torch.from_numpy(np.stack([src, dst]).astype(np.int64)),
+                                        torch.from_numpy(ids), (n, n))
+        funcs["torch coalesce().to_sparse_csr()"] = lambda: t_coo.coalesce().to_sparse_csr()
+    medians = round_robin(funcs, repeat)
+    results.append(Result("convert", "coo -> csr (+eids)", 0, medians.pop("graphkern"), medians, "ok"))
+    funcs = {"graphkern": ours_csr_to_csc, "scipy csr.tocsc()": lambda: csr.tocsc()}
+    if torch is not None:
+        t_csr = torch.sparse_csr_tensor(torch.from_numpy(indptr.astype(np.int64)),
+                                        torch.from_numpy(indices.astype(np.int64)),
+                                        torch.from_numpy(eids.astype(np.int64)), (n, n))
+        funcs["torch to_sparse_csc()"] = lambda: t_csr.to_sparse_csc()
+    medians = round_robin(funcs, repeat)
+    results.append(Result("convert", "csr -> csc (+eids)", 0, medians.pop("graphkern"), medians, check))
+    return results
 
 
 def spmm_family(g, features, repeat, peers) -> list[Result]:
@@ -214,6 +282,22 @@ def bfs_family(scale, num_roots, repeat, peers) -> list[Result]:
         gsrc, gdst = g.edges()
         A_gb = gb.Matrix.from_coo(gsrc, gdst, True, nrows=n, ncols=n)
         deg = A_gb.reduce_rowwise(gb.monoid.plus["INT64"]).new()
+    ig = peers.get("igraph")
+    nk = peers.get("networkit")
+    undirected = src != dst
+    pairs = np.unique(np.sort(np.stack([src[undirected], dst[undirected]], axis=1), axis=1), axis=0)
+    if ig is not None:
+        G_ig = ig.Graph(n=n, edges=pairs, directed=False)
+    if nk is not None:
+        G_nk = nk.graph.GraphFromCoo((np.ones(len(pairs)), (pairs[:, 0].astype(np.uint64),
+                                                            pairs[:, 1].astype(np.uint64))),
+                                     n=n, directed=False, weighted=False)
+
+        def networkit_bfs(r):
+            search = nk.distance.BFS(G_nk, r, storePaths=False)
+            search.run()
+            return search
+
     nedges = np.array([gk.graph500.traversed_edges(src, dst, gk.bfs(g, int(r)).parents) for r in roots], float)
     results = []
     funcs_per_root = []
@@ -223,6 +307,10 @@ def bfs_family(scale, num_roots, repeat, peers) -> list[Result]:
         funcs["scipy csgraph"] = lambda r=r: breadth_first_order(A_sp, r, directed=True, return_predecessors=True)
         if gb is not None:
             funcs["graphblas push/pull"] = lambda r=r: graphblas_bfs(gb, A_gb, n, deg, r)
+        if ig is not None:
+            funcs["igraph bfs"] = lambda r=r: G_ig.bfs(r)
+        if nk is not None:
+            funcs["networkit BFS"] = lambda r=r: networkit_bfs(r)
         funcs_per_root.append(funcs)
     # validate every algorithm once per root against the Graph500 rules before timing anything
     for r, funcs in zip(roots.tolist(), funcs_per_root):
@@ -253,34 +341,83 @@ def bfs_family(scale, num_roots, repeat, peers) -> list[Result]:
     return results
 
 
-def format_bfs(results) -> str:
-    lines = []
+
+def format_table(results) -> str:
+    """One row per (kernel, peer): graphkern's median, the peer's, and the ratio peer / graphkern."""
+    header = f"{'family':<8} {'kernel':<28} {'F':>4} {'graphkern':>20} {'peer':<34} {'peer time':>11} {'ratio':>7}"
+    lines = [header, "-" * len(header)]
     for r in results:
-        peers = "; ".join(f"{k} {t * 1e3:.1f} ms, {r.extra['peers_harmonic_mean_TEPS'][k] / 1e6:.0f} MTEPS "
-                          f"(median time {t / r.graphkern_s:.2f}x ours)" for k, t in r.peers.items())
-        lines.append(f"{r.kernel:<22} median {r.graphkern_s * 1e3:7.2f} ms, harmonic mean "
-                     f"{r.extra['harmonic_mean_TEPS'] / 1e6:8.1f} MTEPS [{r.check}]  vs  {peers}")
+        F = str(r.features) if r.features else "-"
+        ours = f"{r.graphkern_s * 1e3:.2f} ms"
+        kernel = r.kernel + ("" if r.check in ("ok", "equal", "valid") else f" [{r.check}]")
+        if "harmonic_mean_TEPS" in r.extra:
+            ours += f" {r.extra['harmonic_mean_TEPS'] / 1e6:.0f} MTEPS"
+        if not r.peers:
+            lines.append(f"{r.family:<8} {kernel:<28} {F:>4} {ours:>20} {'(no peer)':<34}")
+        for name, t in r.peers.items():
+            lines.append(f"{r.family:<8} {kernel:<28} {F:>4} {ours:>20} {name:<34} {t * 1e3:>8.2f} ms "
+                         f"{t / r.graphkern_s:>6.2f}x")
     return "\n".join(lines)
 
 
-def format_results(results) -> str:
-    lines = []
-    for r in results:
-        peers = "; ".join(f"{name} {t * 1e3:.1f} ms ({t / r.graphkern_s:.2f}x)" for name, t in r.peers.items())
-        lines.append(f"{r.kernel:<24} F={r.features:<4} graphkern {r.graphkern_s * 1e3:8.1f} ms  [{r.check}]  {peers}")
-    return "\n".join(lines)
+def plot(results, directory, title_note: str) -> list[str]:
+    """One PNG per family: the ratio peer time / graphkern time for each kernel and peer (log scale)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plot skipped: matplotlib (not installed; pip install matplotlib)", file=sys.stderr)
+        return []
+    import os
+
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    for family in dict.fromkeys(r.family for r in results):
+        rows = [(f"{r.kernel}{f' F={r.features}' if r.features else ''}  vs  {name}", t / r.graphkern_s)
+                for r in results if r.family == family for name, t in r.peers.items()]
+        if not rows:
+            continue
+        fig, ax = plt.subplots(figsize=(10, 0.32 * len(rows) + 1.4))
+        labels, ratios = zip(*rows)
+        colours = ["tab:green" if x >= 1 else "tab:red" for x in ratios]
+        ax.barh(range(len(rows)), ratios, color=colours)
+        ax.set_yticks(range(len(rows)), labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        for i, x in enumerate(ratios):
+            ax.text(x, i, f" {x:.2f}x", va="center", fontsize=7)
+        ax.set_xlabel("peer time / graphkern time (right of 1: graphkern is faster)")
+        wrapped = textwrap.fill(title_note, 140)
+        ax.set_title(f"graphkern vs peers: {family}\n{wrapped}", fontsize=8)
+        fig.tight_layout()
+        path = os.path.join(directory, f"compare_{family}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=int, default=18, help="Graph500 Kronecker scale (symmetric, simple)")
+    parser.add_argument("--family", action="append", choices=["convert", "spmm", "bfs"],
+                        help="run only this family (repeatable; default: all three)")
+    parser.add_argument("--scale", type=int, default=18, help="spmm: Graph500 Kronecker scale (symmetric, simple)")
+    parser.add_argument("--convert-scale", type=int, default=20, help="convert: Kronecker scale of the edge list")
+    parser.add_argument("--bfs-scale", type=int, default=20, help="bfs: Kronecker scale")
     parser.add_argument("--features", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--repeat", type=int, default=9)
-    parser.add_argument("--family", choices=["spmm", "bfs"], default="spmm")
-    parser.add_argument("--roots", type=int, default=16, help="BFS: search keys (the Graph500 rule)")
+    parser.add_argument("--roots", type=int, default=16, help="bfs: search keys (the Graph500 rule)")
+    parser.add_argument("--peers", default=None, help="comma-separated peers to try (default: all of "
+                                                      f"{', '.join(PEERS)}); SciPy always runs")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
+    parser.add_argument("--plot", default=None, metavar="DIR", help="save one PNG per family here (matplotlib)")
     args = parser.parse_args(argv)
+
+    import platform
 
     import numba
 
@@ -288,28 +425,38 @@ def main(argv=None) -> int:
 
     if args.threads:
         numba.set_num_threads(args.threads)
-    peers = _peer_modules()
-    if args.family == "bfs":
-        print(f"BFS: Graph500 Kronecker scale {args.scale} (seeds 2, 3), symmetric, {args.roots} Graph500 search keys, "
-              f"{numba.get_num_threads()} threads, every result validated; round-robin over roots x {args.repeat}; "
-              f"TEPS counts the input edges of the traversed component")
-        results = bfs_family(args.scale, args.roots, args.repeat, peers)
-        print(format_bfs(results))
-        if args.json:
-            with open(args.json, "w") as fh:
-                json.dump({"config": gk._info.config_dict(), "scale": args.scale,
-                           "results": [dict(asdict(r), ratios=r.ratios()) for r in results]}, fh, indent=2)
-        return 0
-    g = gk.graph.kronecker(args.scale, progress=False)
-    g.csc()
-    print(f"graph: Graph500 Kronecker scale {args.scale}, symmetric, no self-loops or duplicates: "
-          f"{g.num_nodes:,} nodes, {g.num_edges:,} edges; float32; {numba.get_num_threads()} threads; "
-          f"median of {args.repeat} round-robin runs; ratio = peer time / graphkern time")
-    results = spmm_family(g, args.features, args.repeat, peers)
-    print(format_results(results))
+    wanted = None if args.peers is None else set(filter(None, args.peers.split(",")))
+    if wanted is not None and wanted - set(PEERS):
+        parser.error(f"argument --peers: expected names among {', '.join(PEERS)}, found {', '.join(sorted(wanted))}")
+    peers = _peer_modules(wanted)
+    families = args.family or ["convert", "spmm", "bfs"]
+    versions = ", ".join(f"{name} {getattr(module, '__version__', '?')}" for name, module in peers.items())
+    note = (f"{numba.get_num_threads()} threads, {platform.machine()} {os.cpu_count()} cores, "
+            f"graphkern {gk.__version__ if hasattr(gk, '__version__') else ''}, numba {numba.__version__}; {versions}")
+    print(f"# {time.strftime('%Y-%m-%d')}; {note}")
+    print(f"# median of {args.repeat} round-robin runs; ratio = peer time / graphkern time (above 1: graphkern faster)")
+    results = []
+    if "convert" in families:
+        print(f"# convert: Graph500 Kronecker scale {args.convert_scale} edge list "
+              f"({16 << args.convert_scale:,} tuples), int64 edge ids as the peers' values")
+        results += convert_family(args.convert_scale, args.repeat, peers)
+    if "spmm" in families:
+        g = gk.graph.kronecker(args.scale, progress=False)
+        g.csc()
+        print(f"# spmm: Graph500 Kronecker scale {args.scale}, symmetric, no self-loops or duplicates: "
+              f"{g.num_nodes:,} nodes, {g.num_edges:,} edges; float32")
+        results += spmm_family(g, args.features, args.repeat, peers)
+    if "bfs" in families:
+        print(f"# bfs: Graph500 Kronecker scale {args.bfs_scale}, symmetric, {args.roots} Graph500 search keys, "
+              f"every graphkern tree validated; TEPS counts the input edges of the traversed component")
+        results += bfs_family(args.bfs_scale, args.roots, args.repeat, peers)
+    print(format_table(results))
+    if args.plot:
+        for path in plot(results, args.plot, note):
+            print(f"# plot: {path}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"config": gk._info.config_dict(), "scale": args.scale,
+            json.dump({"config": gk._info.config_dict(), "note": note,
                        "results": [dict(asdict(r), ratios=r.ratios()) for r in results]}, fh, indent=2)
     return 1 if any(r.check == "MISMATCH" for r in results) else 0
 

@@ -1,0 +1,184 @@
+"""Distributed transpose of a :class:`DistCSR` or :class:`XCSR`: LocalTranspose, then ViewSwap.
+
+Magalhães and Schürmann's algorithm (research/transpose.md 1.5-1.6, 6.2-6.3). Each rank transposes its
+row block locally (a stable counting sort by column id, which also groups the entries by destination
+rank, since the partition is contiguous); one Alltoallv then delivers each entry, as a record
+``(new row, new column, value)``, to the rank owning its new row; a stable counting sort by the local
+new row restores ``(row, column)`` order, parallel entries in their original order. So
+``transpose(transpose(A)) == A`` exactly for a canonical ``A`` (:meth:`DistCSR.canonical`).
+
+Collectives, exactly the paper's: CSR Allgather (the new row partition), Alltoall (counts), Alltoallv
+(records); XCSR Allgather, Alltoall + Alltoallv for the ``(row, column, count)`` cells, Alltoallv for the
+values: four, because the receive counts of the values follow from the cells received (the paper's
+second Alltoall is redundant; ``paper_collectives=True`` issues it, five in all). Counts and
+displacements are int64 records throughout; with MPI-4 (the mpich wheel) mpi4py uses the large-count
+calls, so counts past 2^31 work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.cpu import sort as _sort
+from ._comm import alltoall_counts, alltoallv_records, exclusive_scan
+from .csr import XCSR, DistCSR
+
+__all__ = ["transpose", "gather_to_root_transpose"]
+
+# A counting sort over the column span costs O(span); past this many keys per entry, sort by comparison.
+_COUNT_SORT_SPAN_PER_ENTRY = 8
+
+
+def stable_order(keys: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """The stable sorting permutation of int64 ``keys`` in ``[lo, hi)``: graphkern's parallel counting
+    sort when the span is moderate, NumPy's stable sort when the ids are sparse over a huge range."""
+    span = hi - lo
+    if keys.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if span <= _COUNT_SORT_SPAN_PER_ENTRY * keys.size + (1 << 16):
+        shifted = keys - lo if lo else keys
+        _, perm = _sort.count_sort(shifted, int(span), np.int64)
+        return perm
+    return np.argsort(keys, kind="stable")
+
+
+def _record_dtype(with_count: bool, value_dtype):
+    fields = [("row", np.int64), ("col", np.int64)]
+    if with_count:
+        fields.append(("count", np.int64))
+    if value_dtype is not None:
+        fields.append(("value", np.dtype((np.void, np.dtype(value_dtype).itemsize))))
+    return np.dtype(fields)
+
+
+def _new_partition(A, comm) -> np.ndarray:
+    """Collective (Allgather): the row partition of the transpose, from each rank's block of columns."""
+    mine = np.array([A.col_offsets[comm.rank + 1] - A.col_offsets[comm.rank]], dtype=np.int64)
+    counts = np.empty(comm.size, dtype=np.int64)
+    comm.Allgather(mine, counts)
+    offsets = np.zeros(comm.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def _local_transpose(A, new_offsets):
+    """Sort this rank's entries by column (stable) and count how many go to each rank."""
+    order = stable_order(A.indices, int(A.indices.min()) if A.indices.size else 0,
+                         int(A.indices.max()) + 1 if A.indices.size else 0)
+    new_rows = A.indices[order]
+    new_cols = A.local_rows()[order]
+    # contiguous partition: destinations are monotone in the sorted new rows
+    bounds = np.searchsorted(new_rows, new_offsets)
+    send_counts = np.diff(bounds).astype(np.int64)
+    return order, new_rows, new_cols, send_counts
+
+
+def _restore(recv_rows, first, n_local):
+    """Stable sort of the received entries by local new row: (row, column) order, duplicates in order."""
+    local = recv_rows - first
+    if local.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(n_local + 1, dtype=np.int64)
+    indptr, perm = _sort.count_sort(local, n_local, np.int64)
+    return perm, indptr.astype(np.int64)
+
+
+def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
+    """Collective: the transpose of a row-distributed matrix, row-distributed by ``A.col_offsets``.
+
+    Parameters
+    ----------
+    A : DistCSR or XCSR
+    paper_collectives : bool
+        XCSR only: also send the value counts with their own Alltoall, as the paper does (5 collectives
+        instead of 4; the result is the same).
+
+    Returns
+    -------
+    DistCSR or XCSR (the same kind as ``A``): rows = ``A``'s columns, partitioned by ``A.col_offsets``;
+    its ``col_offsets`` are ``A.row_offsets``, so transposing again restores ``A``'s layout.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mpi4py import MPI
+    >>> from graphkern.distributed import DistCSR, transpose
+    >>> A = DistCSR.from_global(np.array([0, 2, 3]), np.array([0, 1, 1]), np.array([1.0, 2.0, 3.0]),
+    ...                         MPI.COMM_SELF)
+    >>> T = transpose(A)
+    >>> T.indptr.tolist(), T.indices.tolist(), T.values.tolist()
+    ([0, 1, 3], [0, 0, 1], [1.0, 2.0, 3.0])
+    """
+    if isinstance(A, XCSR):
+        return _transpose_xcsr(A, paper_collectives)
+    comm = A.comm
+    new_offsets = _new_partition(A, comm)
+    order, new_rows, new_cols, send_counts = _local_transpose(A, new_offsets)
+    recv_counts = alltoall_counts(comm, send_counts)
+    vdtype = None if A.values is None else A.values.dtype
+    records = np.empty(order.size, dtype=_record_dtype(False, vdtype))
+    records["row"] = new_rows
+    records["col"] = new_cols
+    if vdtype is not None:
+        records["value"] = A.values[order].view(records.dtype["value"])
+    received = alltoallv_records(comm, records, send_counts, recv_counts)
+    me = comm.rank
+    n_local = int(new_offsets[me + 1] - new_offsets[me])
+    perm, indptr = _restore(received["row"], int(new_offsets[me]), n_local)
+    values = None
+    if vdtype is not None:
+        values = np.ascontiguousarray(received["value"][perm]).view(vdtype)
+    return DistCSR(comm, (A.shape[1], A.shape[0]), new_offsets, A.row_offsets, indptr,
+                   np.ascontiguousarray(received["col"][perm]), values)
+
+
+def _value_runs(cell_counts: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Indices of the values of the cells ``order[0], order[1], ...``, each cell's run kept together."""
+    starts = exclusive_scan(np.r_[cell_counts, 0])[:-1] if cell_counts.size else np.zeros(0, np.int64)
+    counts = cell_counts[order]
+    new_starts = exclusive_scan(np.r_[counts, 0])[:-1] if counts.size else np.zeros(0, np.int64)
+    total = int(counts.sum())
+    return np.repeat(starts[order] - new_starts, counts) + np.arange(total, dtype=np.int64)
+
+
+def _transpose_xcsr(A: XCSR, paper_collectives: bool) -> XCSR:
+    comm = A.comm
+    new_offsets = _new_partition(A, comm)
+    order, new_rows, new_cols, send_cells = _local_transpose(A, new_offsets)
+    recv_cells = alltoall_counts(comm, send_cells)
+    cells = np.empty(order.size, dtype=_record_dtype(True, None))
+    cells["row"], cells["col"], cells["count"] = new_rows, new_cols, A.cell_counts[order]
+    received = alltoallv_records(comm, cells, send_cells, recv_cells)
+    # values per destination: the cell counts of each destination's block of cells
+    cell_bounds = exclusive_scan(np.r_[send_cells, 0])
+    count_sums = np.r_[0, np.cumsum(cells["count"])]
+    send_values = (count_sums[cell_bounds[1:]] - count_sums[cell_bounds[:-1]]).astype(np.int64)
+    if paper_collectives:
+        recv_values = alltoall_counts(comm, send_values)
+    else:  # the received cells say how many values each source sends
+        recv_bounds = exclusive_scan(np.r_[recv_cells, 0])
+        got = np.r_[0, np.cumsum(received["count"])]
+        recv_values = (got[recv_bounds[1:]] - got[recv_bounds[:-1]]).astype(np.int64)
+    values_sent = A.values[_value_runs(A.cell_counts, order)]
+    values_got = alltoallv_records(comm, np.ascontiguousarray(values_sent), send_values, recv_values)
+    me = comm.rank
+    n_local = int(new_offsets[me + 1] - new_offsets[me])
+    perm, indptr = _restore(received["row"], int(new_offsets[me]), n_local)
+    counts = np.ascontiguousarray(received["count"])
+    values = values_got[_value_runs(counts, perm)]
+    return XCSR(comm, (A.shape[1], A.shape[0]), new_offsets, A.row_offsets, indptr,
+                np.ascontiguousarray(received["col"][perm]), values, counts[perm])
+
+
+def gather_to_root_transpose(A: DistCSR, root: int = 0) -> DistCSR:
+    """The naive baseline: gather the whole matrix on ``root``, transpose it there with the serial count
+    sort, scatter the row blocks back (for comparison with :func:`transpose`)."""
+    whole = A.gather(root)
+    comm = A.comm
+    if comm.rank == root:
+        indptr, indices, values = whole
+        t_indptr, t_indices, perm = _sort.transpose_compressed(indptr, indices, None, A.shape[1])
+        t_values = None if values is None else values[perm]
+        counts = np.diff(A.col_offsets)
+        return DistCSR.scatter(t_indptr.astype(np.int64), t_indices.astype(np.int64), t_values, comm, root=root,
+                               row_counts=counts, shape=(A.shape[1], A.shape[0]), col_offsets=A.row_offsets)
+    return DistCSR.scatter(None, None, None, comm, root=root, shape=None, col_offsets=A.row_offsets)

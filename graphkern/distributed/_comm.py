@@ -178,9 +178,10 @@ def exclusive_scan(counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def alltoallv_records(comm, send: np.ndarray, send_counts: np.ndarray, recv_counts: np.ndarray) -> np.ndarray:
+def alltoallv_records(comm, send: np.ndarray, send_counts: np.ndarray, recv_counts: np.ndarray,
+                      out: np.ndarray | None = None) -> np.ndarray:
     """One Alltoallv of a record array (any dtype), int64 counts and displacements in records."""
-    recv = np.empty(int(recv_counts.sum()), dtype=send.dtype)
+    recv = np.empty(int(recv_counts.sum()), dtype=send.dtype) if out is None else out
     itemsize = send.dtype.itemsize
     if itemsize == 0:
         return recv

@@ -1,10 +1,12 @@
 """Distributed transpose of a :class:`DistCSR` or :class:`XCSR`: LocalTranspose, then ViewSwap.
 
 Magalhães and Schürmann's algorithm (research/transpose.md 1.5-1.6, 6.2-6.3). Each rank transposes its
-row block locally (a stable counting sort by column id, which also groups the entries by destination
-rank, since the partition is contiguous); one Alltoallv then delivers each entry, as a record
-``(new row, new column, value)``, to the rank owning its new row; a stable counting sort by the local
-new row restores ``(row, column)`` order, parallel entries in their original order. So
+row block locally: every entry becomes the record ``(new row, new column, value)``, grouped by the rank
+that owns its new row (a stable bucket pass; the contiguous partition makes the owner a function of the
+new row). One Alltoallv delivers the records; a stable counting sort by the local new row restores
+``(row, column)`` order, parallel entries in their original order, because each source's records come
+sorted by new column and the sources arrive in rank order, which is new-column order. (The paper sorts
+on both sides; one sort suffices, and the sender's pass is a bucket pass.) So
 ``transpose(transpose(A)) == A`` exactly for a canonical ``A`` (:meth:`DistCSR.canonical`).
 
 Collectives, exactly the paper's: CSR Allgather (the new row partition), Alltoall (counts), Alltoallv
@@ -17,8 +19,10 @@ calls, so counts past 2^31 work.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
+from ..kernels.cpu import distributed as _pack
 from ..kernels.cpu import sort as _sort
 from ._comm import alltoall_counts, alltoallv_records, exclusive_scan
 from .csr import XCSR, DistCSR
@@ -112,23 +116,89 @@ def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
         return _transpose_xcsr(A, paper_collectives)
     comm = A.comm
     new_offsets = _new_partition(A, comm)
-    order, new_rows, new_cols, send_counts = _local_transpose(A, new_offsets)
-    recv_counts = alltoall_counts(comm, send_counts)
-    vdtype = None if A.values is None else A.values.dtype
-    records = np.empty(order.size, dtype=_record_dtype(False, vdtype))
-    records["row"] = new_rows
-    records["col"] = new_cols
-    if vdtype is not None:
-        records["value"] = A.values[order].view(records.dtype["value"])
-    received = alltoallv_records(comm, records, send_counts, recv_counts)
-    me = comm.rank
-    n_local = int(new_offsets[me + 1] - new_offsets[me])
-    perm, indptr = _restore(received["row"], int(new_offsets[me]), n_local)
-    values = None
-    if vdtype is not None:
-        values = np.ascontiguousarray(received["value"][perm]).view(vdtype)
-    return DistCSR(comm, (A.shape[1], A.shape[0]), new_offsets, A.row_offsets, indptr,
-                   np.ascontiguousarray(received["col"][perm]), values)
+    words = _pack.value_words(A.values)
+    num_words = words.shape[1]
+    nnz = A.indices.size
+    chunks = max(1, numba.get_num_threads())
+    # sender: a stable bucket pass by destination rank (the partition is contiguous, so a new row's
+    # owner follows from its id); the records keep the input's row-major order inside each bucket
+    row_bounds = _sort._nnz_balanced_row_bounds(A.indptr, chunks)
+    counts = np.zeros((chunks, comm.size), dtype=np.int64)
+    _pack.destination_counts(A.indptr, A.indices, new_offsets, row_bounds, counts)
+    send_counts = counts.sum(axis=0).astype(np.int64)
+    heads = exclusive_scan(send_counts)[None, :] + np.cumsum(counts, axis=0) - counts
+    send_block = _sort._take_scratch(nnz * 8 * (2 + num_words))
+    try:
+        records = send_block[: nnz * 8 * (2 + num_words)].view(np.int64).reshape(nnz, 2 + num_words)
+        _pack.pack_by_destination(A.indptr, A.indices, words, new_offsets, row_bounds, np.ascontiguousarray(heads),
+                                  A.first_row, records)
+        recv_counts = alltoall_counts(comm, send_counts)
+        total = int(recv_counts.sum())
+        recv_block = _sort._take_scratch(total * 8 * (2 + num_words))
+        try:
+            received = recv_block[: total * 8 * (2 + num_words)].view(np.int64).reshape(total, 2 + num_words)
+            alltoallv_records(comm, records.view(_record_view(num_words)).reshape(-1), send_counts, recv_counts,
+                              out=received.view(_record_view(num_words)).reshape(-1))
+            # receiver: from each source a run sorted by old row (= new column), sources in rank order
+            # (= ascending new columns), so a stable sort by new row gives (row, column) order exactly
+            me = comm.rank
+            first, n_local = int(new_offsets[me]), int(new_offsets[me + 1] - new_offsets[me])
+            indptr, indices, out_words = _sort_received(received, first, n_local, num_words, int(A.shape[0]))
+            indptr = indptr.astype(np.int64, copy=False)
+            indices = indices.astype(np.int64, copy=False)
+        finally:
+            _sort._give_scratch(recv_block)
+    finally:
+        _sort._give_scratch(send_block)
+    values = None if A.values is None else _pack.words_to_values(out_words, A.values.dtype)
+    return DistCSR(comm, (A.shape[1], A.shape[0]), new_offsets, A.row_offsets, indptr, indices, values)
+
+
+def _sort_received(received, first, n_local, num_words, max_col):
+    """The received records in (new row, new column) order: ``(indptr, columns, value words)``.
+
+    Large inputs go through graphkern's two-pass bucketed count sort, its first pass reading the records
+    directly; small ones through :func:`graphkern.kernels.cpu.sort.coo_to_compressed`.
+    """
+    total = received.shape[0]
+    if _sort._use_buckets(total, n_local):
+        chunks = max(1, numba.get_num_threads())
+        shift = _sort._bucket_shift(n_local)
+        num_buckets = ((n_local - 1) >> shift) + 1
+        bounds = (np.arange(chunks + 1, dtype=np.int64) * total) // chunks
+        counts = np.zeros((chunks, num_buckets), dtype=np.int64)
+        _pack.record_bucket_counts(received, first, bounds, shift, counts)
+        heads, starts = _sort._bucket_heads(counts, np.int64)
+        packed_dtype = np.dtype(_sort._packed_dtype(max(max_col - 1, 0), shift))
+        scratch = _sort._take_scratch(total * (8 + packed_dtype.itemsize))
+        try:
+            tmp_eids = scratch[: total * 8].view(np.int64)
+            tmp_packed = scratch[total * 8: total * (8 + packed_dtype.itemsize)].view(packed_dtype)
+            _pack.scatter_records_to_buckets(received, first, bounds, shift, heads, num_words == 1, tmp_packed,
+                                             tmp_eids)
+            indptr = np.empty(n_local + 1, dtype=np.int64)
+            indices = np.empty(total, dtype=np.int64)
+            carried = np.empty(total, dtype=np.int64)
+            _sort._sort_within_buckets(starts, shift, n_local, tmp_packed, tmp_eids, indptr, indices, carried)
+        finally:
+            _sort._give_scratch(scratch)
+        if num_words == 1:
+            return indptr, indices, carried.reshape(total, 1)
+        return indptr, indices, received[:, 2:][carried]
+    local_rows = np.empty(total, dtype=np.int64)
+    cols = np.empty(total, dtype=np.int64)
+    in_words = np.empty((total, num_words), dtype=np.int64)
+    _pack.record_fields(received, first, local_rows, cols, in_words)
+    if num_words == 1:  # one 8-byte value: carried through the sort as the "edge id"
+        indptr, indices, out = _sort.coo_to_compressed(local_rows, cols, in_words.reshape(-1), n_local)
+        return indptr.astype(np.int64), indices.astype(np.int64), out.reshape(total, 1)
+    indptr, indices, perm = _sort.coo_to_compressed(local_rows, cols, None, n_local)
+    return indptr.astype(np.int64), indices.astype(np.int64), in_words[perm]
+
+
+def _record_view(num_words: int):
+    """The dtype under which one record (2 + W int64 words) is one element, for the Alltoallv."""
+    return np.dtype((np.void, 8 * (2 + num_words)))
 
 
 def _value_runs(cell_counts: np.ndarray, order: np.ndarray) -> np.ndarray:

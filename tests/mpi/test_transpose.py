@@ -177,3 +177,27 @@ def test_out_of_range_ids_on_one_rank_raise_everywhere(comm):
         DistCSR.from_local(indptr, indices, None, comm, (8, 8))
     assert all_ranks(comm, True)  # everyone got here: nobody hangs
     MPI.COMM_WORLD.Barrier()
+
+
+@pytest.mark.parametrize("values", ["int64", "record", "none"])
+def test_large_transpose_takes_the_bucketed_path(comm, values):
+    """Past 2^20 received entries into 2^17+ rows the receiver sorts in two bucketed passes."""
+    rng = np.random.default_rng(1)
+    n, nnz = 1 << 17, 1 << 21
+    indptr, cols, tags, rows = random_csr(rng, n, n, nnz)
+    if values == "int64":
+        vals = np.arange(nnz, dtype=np.int64)
+    elif values == "record":
+        vals = np.zeros(nnz, dtype=[("a", np.int64), ("b", np.float32)])
+        vals["a"], vals["b"] = np.arange(nnz), tags
+    else:
+        vals = None
+    A = DistCSR.from_global(indptr, cols, vals, comm)
+    T = transpose(A)
+    want = oracle_transpose(indptr, cols, np.arange(nnz) if vals is None else vals, rows, n)
+    got = T.gather()
+    ok = True
+    if comm.rank == 0:
+        ok = np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and (
+            got[2] is None if vals is None else np.array_equal(got[2], want[2]))
+    assert all_ranks(comm, ok)

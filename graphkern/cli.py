@@ -37,7 +37,40 @@ def build_parser() -> argparse.ArgumentParser:
     g500.add_argument("--threads", type=_positive_int, default=None)
     g500.add_argument("--no-validate", action="store_true", help="skip validation (not a valid Graph500 run)")
     g500.add_argument("--no-progress", action="store_true")
+    g500.add_argument("--distributed", action="store_true",
+                      help="2-D BFS over MPI: run under mpiexec -n P (needs mpi4py)")
+    g500.add_argument("--grid", default=None, help="--distributed: PRxPC (default: the most square for P)")
     return parser
+
+
+def _graph500_distributed(args) -> int:
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        print("graphkern graph500 --distributed needs mpi4py: pip install 'graphkern[mpi]'", file=sys.stderr)
+        return 1
+    import os
+
+    import numba
+
+    from . import graph500
+    from .distributed import graph500 as dist_graph500
+
+    if args.threads is None:  # ranks on one machine share its cores
+        local = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_size()
+        numba.set_num_threads(max(1, min(numba.config.NUMBA_NUM_THREADS, (os.cpu_count() or 1) // local)))
+    grid = None
+    if args.grid:
+        try:
+            grid = tuple(int(x) for x in args.grid.lower().split("x"))
+        except ValueError:
+            print(f"argument --grid: expected PRxPC, found {args.grid!r}", file=sys.stderr)
+            return 2
+    result = dist_graph500.run(args.scale, args.edgefactor, num_roots=args.roots, grid=grid,
+                               validate_results=not args.no_validate, progress=not args.no_progress)
+    if result is not None:
+        print(graph500.format_output(result))
+    return 0
 
 
 def main(argv=None) -> int:
@@ -70,6 +103,8 @@ def main(argv=None) -> int:
 
         if args.threads is not None:
             numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+        if args.distributed:
+            return _graph500_distributed(args)
         result = graph500.run(args.scale, args.edgefactor, num_roots=args.roots, algorithm=args.algorithm,
                               validate_results=not args.no_validate, progress=not args.no_progress)
         print(graph500.format_output(result))

@@ -215,6 +215,7 @@ class Graph500Result:
     nedges: np.ndarray
     validated: bool
     level_traces: list = field(default_factory=list)
+    num_mpi_processes: int = 1
 
     @property
     def teps(self) -> np.ndarray:
@@ -267,7 +268,8 @@ def run(scale: int, edgefactor: int = 16, *, num_roots: int = 64, algorithm: str
 def format_output(r: Graph500Result) -> str:
     """The reference's output block (``key: value`` lines)."""
     lines = [f"SCALE: {r.scale}", f"edgefactor: {r.edgefactor}", f"NBFS: {len(r.roots)}",
-             "graph_generation: 0", "num_mpi_processes: 1", f"construction_time: {r.construction_time:.8g}",
+             "graph_generation: 0", f"num_mpi_processes: {r.num_mpi_processes}",
+             f"construction_time: {r.construction_time:.8g}",
              f"algorithm: {r.algorithm}"]
     for name, values in (("time", r.times), ("nedge", r.nedges)):
         for key, value in statistics(values).items():

@@ -133,8 +133,23 @@ def bfs_1d(A: DistCSR, source: int) -> DistBFSResult:
             return result
 
 
-def bfs_2d(block: Block2D, source: int) -> DistBFSResult:
-    """Collective: Buluç-Madduri 2-D BFS over a :class:`Block2D` (``P(i, j)`` holds ``A^T[D_i, S_j]``).
+def _block_of(A: DistCSR, grid) -> Block2D:
+    """``A`` distributed on a ``grid = (pr, pc)`` (one Alltoallv of its edges), kept on ``A`` for reuse."""
+    from .grid import Grid2D
+
+    pr, pc = Grid2D.factor(A.comm.size) if grid is None else (int(grid[0]), int(grid[1]))
+    cache = A.__dict__.setdefault("_blocks", {})
+    if (pr, pc) not in cache:
+        if A.shape[0] != A.shape[1]:
+            raise DistributedError(f"argument 'A': BFS needs a square matrix, found shape {A.shape}")
+        cache[(pr, pc)] = Block2D.from_edges(Grid2D(A.comm, pr, pc), A.local_rows(), A.indices, A.shape[0])
+    return cache[(pr, pc)]
+
+
+def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
+    """Collective: Buluç-Madduri 2-D BFS over a :class:`Block2D` (``P(i, j)`` holds ``A^T[D_i, S_j]``),
+    or over a :class:`DistCSR` distributed first on ``grid = (pr, pc)`` (default: the most square grid
+    for the communicator's size; the blocks are kept on the DistCSR for later searches).
 
     Per level: the new frontier moves to the processor columns that hold its out-edges (an Alltoallv
     along each processor row, then an Allgatherv along each processor column: the expand); each
@@ -151,7 +166,12 @@ def bfs_2d(block: Block2D, source: int) -> DistBFSResult:
     >>> block = Block2D.from_edges(grid, np.array([0, 1]), np.array([1, 2]), 3)
     >>> bfs_2d(block, 0).parents.tolist()
     [0, 0, 1]
+    >>> A = DistCSR.from_global(np.array([0, 1, 2, 2]), np.array([1, 2]), None, MPI.COMM_SELF)
+    >>> bfs_2d(A, 0, grid=(1, 1)).parents.tolist()
+    [0, 0, 1]
     """
+    if isinstance(block, DistCSR):
+        block = _block_of(block, grid)
     grid = block.grid
     comm, row_comm, col_comm = grid.comm, grid.row_comm, grid.col_comm
     n = block.n

@@ -118,3 +118,15 @@ def test_bad_grid_and_source(comm):
         bfs_2d(block, n)
     with pytest.raises(DistributedError, match="vertex ids"):
         Block2D.from_edges(Grid2D(comm, 1, comm.size), np.array([0]), np.array([n + comm.rank]), n)
+
+
+def test_bfs_2d_on_a_distcsr_as_in_the_design(comm):
+    """``gkd.bfs_2d(A, source, grid=(pr, pc))`` with A a DistCSR: distributed once, then searched."""
+    src, dst, n = GRAPHS["kronecker"]
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    indptr, indices, _ = g.csr()
+    A = DistCSR.from_global(indptr, indices, None, comm)
+    pr, pc = Grid2D.factor(comm.size)
+    for source in (0, 7):
+        assert _check(bfs_2d(A, source, grid=(pr, pc)), g, source, src, dst, n, comm)
+    assert all_ranks(comm, list(A._blocks) == [(pr, pc)])

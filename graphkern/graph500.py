@@ -60,23 +60,41 @@ def search_keys(g, num_keys: int = 64, seed=2) -> np.ndarray:
     return np.array(keys, dtype=np.int64)
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def _depths_from_parents(parents, root, depth):
-    """Depth of every vertex by following parents; -1 for unreached or cycle members (rule 1)."""
+    """Depth of every vertex by following parents; -1 for unreached or cycle members (rule 1).
+
+    Each vertex is walked up until a vertex of known depth (or -1, or a cycle) and the whole walk is
+    labelled on the way back, so the cost is O(n) whatever the depth (a level-by-level sweep costs
+    O(n * depth): minutes on a path of 10^5 vertices).
+    """
     n = parents.size
-    for v in prange(n):
-        depth[v] = -1
+    unknown, on_walk = -2, -3
+    for v in range(n):
+        depth[v] = unknown
     depth[root] = 0
-    found = 1
-    level = 0
-    while found:
-        found = 0  # a sum reduction: prange does not share plain assignments between threads
-        for v in prange(n):
-            p = parents[v]
-            if depth[v] == -1 and p >= 0 and v != root and depth[p] == level:
-                depth[v] = level + 1
-                found += 1
-        level += 1
+    walk = np.empty(n, dtype=np.int64)
+    for v in range(n):
+        if depth[v] != unknown:
+            continue
+        length = 0
+        u = v
+        while depth[u] == unknown:
+            depth[u] = on_walk
+            walk[length] = u
+            length += 1
+            p = parents[u]
+            if p < 0 or p == u:  # unreached, or a self-parent other than the root
+                u = -1
+                break
+            u = p
+        base = -1 if u < 0 or depth[u] < 0 else depth[u]  # depth[u] == on_walk: a cycle
+        for i in range(length - 1, -1, -1):
+            if base >= 0:
+                base += 1
+                depth[walk[i]] = base
+            else:
+                depth[walk[i]] = -1
     return depth
 
 

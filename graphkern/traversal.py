@@ -24,6 +24,12 @@ ALPHA = 15
 BETA = 18
 # top-down levels whose frontier has fewer than n / _SLOTS_BELOW out-edges collect into slots
 _SLOTS_BELOW = 16
+# multi-source: searches share a pass over the edges in batches of 64 (one bit each in a uint64 mask);
+# a level pushes from the frontier while its out-edges are under num_edges / _MS_PUSH_BELOW, else pulls
+MS_BATCH = 64
+_MS_PUSH_BELOW = 20
+# batching pays from this many searches on (measured, see the closing note of the multi-source change)
+MS_MIN_SOURCES = 8
 
 
 @dataclass
@@ -78,7 +84,7 @@ def _check_graph(g):
 
 
 def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, alpha: float = ALPHA,
-        beta: float = BETA):
+        beta: float = BETA, batch: bool | None = None):
     """Breadth-first search from ``source`` (or from each of ``sources``), along out-edges.
 
     Parameters
@@ -87,12 +93,18 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
         A square graph; multi-edges and self-loops are fine.
     source : int
     sources : sequence of int, optional
-        Several searches on the same graph (formats are built once); returns a list of results.
+        Several searches on the same graph (formats are built once); returns a list of results, one per
+        source in order. With ``algorithm="auto"`` and at least ``MS_MIN_SOURCES`` sources they run batched:
+        up to 64 searches share each pass over the edges (MS-BFS, a bit per search in a 64-bit mask per
+        vertex), with ``trace`` shared by the batch and ``algorithm == "multi_source"``.
     algorithm : {"auto", "direction_optimizing", "top_down", "bottom_up", "spmsv"}
         ``auto`` is direction-optimizing (top-down when the graph does not allow the CSC).
         ``spmsv`` is the linear-algebra form: every vertex takes its highest-labelled parent.
     alpha, beta : float
         The direction-optimizing switch thresholds (GAP's defaults 15 and 18).
+    batch : bool, optional
+        Force (True) or forbid (False) batching of ``sources``; default: batch under ``auto`` when there
+        are at least ``MS_MIN_SOURCES`` of them and the graph allows the CSC the pull levels read.
 
     Returns
     -------
@@ -117,9 +129,84 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
     chosen = the_plan.kernel[len("bfs_"):]
     if sources is not None:
         roots = [check_int_scalar("sources[i]", s, low=0, high=g.num_src - 1) for s in np.asarray(sources).tolist()]
+        if batch is None:
+            batch = algorithm == "auto" and len(roots) >= MS_MIN_SOURCES and g.allows_format("csc")
+        if batch:
+            if not g.allows_format("csc"):
+                raise ValueError(f"argument 'batch': batched searches pull along in-edges and need the csc format, "
+                                 f"which this graph does not allow ({g.formats()})")
+            return _multi_source(g, roots)
         return [_search(g, r, chosen, alpha, beta) for r in roots]
     root = check_int_scalar("source", source, low=0, high=g.num_src - 1)
     return _search(g, root, chosen, alpha, beta)
+
+
+def _multi_source(g, roots: list[int]) -> list[BFSResult]:
+    """Batched searches (MS-BFS): 64 at a time, each level a push from few frontier vertices or a pull."""
+    import numba
+
+    from .kernels.cpu.sort import _nnz_balanced_row_bounds
+
+    n = g.num_src
+    indptr, indices, _ = g._raw("csr")
+    in_indptr, in_indices, _ = g._raw("csc")
+    dtype = g.idtype
+    bounds = _nnz_balanced_row_bounds(in_indptr, max(1, numba.get_num_threads() * 8))
+    seen = np.empty(n, dtype=np.uint64)
+    frontier = np.empty(n, dtype=np.uint64)
+    nxt = np.empty(n, dtype=np.uint64)
+    listed = np.empty(n, dtype=dtype)
+    spare = np.empty(n, dtype=dtype)
+    results = []
+    for start in range(0, len(roots), MS_BATCH):
+        batch = roots[start:start + MS_BATCH]
+        k = len(batch)
+        full = np.uint64((1 << k) - 1) if k < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
+        parents = np.empty((k, n), dtype=dtype)
+        levels = np.empty((k, n), dtype=dtype)
+        _bfs.fill_unreached(parents, levels)
+        seen.fill(0)
+        frontier.fill(0)
+        for i, s in enumerate(batch):
+            bit = np.uint64(1 << i)
+            seen[s] |= bit
+            frontier[s] |= bit
+            parents[i, s] = s
+            levels[i, s] = 0
+        front_list = np.unique(np.asarray(batch, dtype=dtype))
+        nxt.fill(0)
+        clean = True  # nxt is all zero (a push level needs that)
+        trace = []
+        level = 0
+        while True:
+            level += 1
+            t0 = time.perf_counter()
+            push = front_list is not None and _bfs.frontier_out_edges(indptr, front_list) < g.num_edges / _MS_PUSH_BELOW
+            if push:
+                if not clean:
+                    nxt.fill(0)
+                found_list = spare if front_list.base is not spare else listed
+                found = _bfs.msbfs_push_level(indptr, indices, front_list, frontier, seen, nxt, parents, levels,
+                                              level, found_list)
+                clean = True  # the push cleared the old frontier, which becomes the next nxt
+            else:
+                found = _bfs.msbfs_pull_level(in_indptr, in_indices, bounds, frontier, seen, nxt, full, parents,
+                                              levels, level)
+                clean = False
+            trace.append((level, "push" if push else "pull", -1, int(found), time.perf_counter() - t0))
+            if found == 0:
+                break
+            frontier, nxt = nxt, frontier
+            # the next level pushes only from a small frontier: after a push it is listed already; after a
+            # pull, list it with one O(n) pass
+            if found >= n // _MS_PUSH_BELOW:
+                front_list = None
+            elif push:
+                front_list = found_list[:found]
+            else:
+                front_list = listed[: _bfs.masked_vertices(frontier, listed)]
+        results += [BFSResult(parents[i], levels[i], s, "multi_source", trace) for i, s in enumerate(batch)]
+    return results
 
 
 def _csc_rows_sorted(g) -> bool:

@@ -205,3 +205,46 @@ def test_graph500_cli(capsys):
 def test_statistics_match_the_reference_quartiles():
     s = gk.graph500.statistics([4.0, 1.0, 3.0, 2.0])
     assert (s["min"], s["firstquartile"], s["median"], s["thirdquartile"], s["max"]) == (1.0, 1.5, 2.5, 3.5, 4.0)
+
+
+@pytest.mark.parametrize("case", [c for c in sorted(CASES) if c not in ("bipartite", "empty")])
+def test_batched_multi_source_equals_single_searches(case, idtype):
+    """MS-BFS: every batched tree validates and its levels are SciPy's, on every graph case."""
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
+    rng = np.random.default_rng(0)
+    roots = rng.integers(0, n, 12).tolist() + [_source(g)] * 2  # repeats share a batch too
+    results = gk.bfs(g, sources=roots)  # auto: batched from MS_MIN_SOURCES sources on
+    assert len(results) == len(roots) and all(r.algorithm == "multi_source" for r in results)
+    for root, r in zip(roots, results):
+        assert r.source == root and r.parents[root] == root and r.levels[root] == 0
+        np.testing.assert_array_equal(r.levels, _scipy_levels(g, root))
+        gk.graph500.validate(g, root, r.parents, r.levels, directed=True)
+
+
+def test_batched_multi_source_across_batches_and_full_masks():
+    """More than 64 sources (two batches, the first with every mask bit set), on a real graph."""
+    edges = facebook_edges()
+    if edges is None:
+        pytest.skip("shared/data/facebook_combined.txt is not there")
+    fb_src, fb_dst = edges
+    n = int(max(fb_src.max(), fb_dst.max())) + 1
+    g = gk.Graph.from_coo(np.r_[fb_src, fb_dst], np.r_[fb_dst, fb_src], num_nodes=n)
+    roots = list(range(0, n, n // 70))[:70]
+    batched = gk.bfs(g, sources=roots, batch=True)
+    single = gk.bfs(g, sources=roots, batch=False)
+    assert [r.algorithm for r in single] == ["direction_optimizing"] * 70
+    for root, a, b in zip(roots, batched, single):
+        np.testing.assert_array_equal(a.levels, b.levels)
+        gk.graph500.validate(g, root, a.parents, a.levels)
+
+
+def test_batching_choices():
+    g = gk.Graph.from_coo([0, 1, 2], [1, 2, 0])
+    assert [r.algorithm for r in gk.bfs(g, sources=[0, 1])] == ["direction_optimizing"] * 2  # too few
+    assert gk.bfs(g, sources=[0] * 9, algorithm="top_down")[0].algorithm == "top_down"  # an explicit algorithm
+    assert gk.bfs(g, sources=[0, 1], batch=True)[1].levels.tolist() == [2, 0, 1]
+    coo_only = gk.Graph.from_coo([0, 1], [1, 0]).formats(["coo", "csr"])
+    assert gk.bfs(coo_only, sources=[0] * 9, algorithm="top_down")[0].parents.tolist() == [0, 0]
+    with pytest.raises(ValueError, match="csc"):
+        gk.bfs(coo_only, sources=[0, 1], batch=True)

@@ -88,13 +88,17 @@ class Graph:
     ([0, 2, 0], [0, 2, 1])
     """
 
-    __slots__ = ("_num_src", "_num_dst", "_num_edges", "_idtype", "_allowed", "_formats", "_identity",
-                 "_is_block", "edata", "ndata", "_cache", "__weakref__")
+    __slots__ = ("_num_src", "_num_dst", "_num_edges", "_num_edge_ids", "_idtype", "_allowed", "_formats",
+                 "_identity", "_is_block", "edata", "ndata", "_cache", "__weakref__")
 
-    def __init__(self, *, _num_src, _num_dst, _num_edges, _idtype, _allowed, _formats, _identity, _is_block):
+    def __init__(self, *, _num_src, _num_dst, _num_edges, _idtype, _allowed, _formats, _identity, _is_block,
+                 _num_edge_ids=None):
         self._num_src = int(_num_src)
         self._num_dst = int(_num_dst)
         self._num_edges = int(_num_edges)
+        # the edge-id space: ids are distinct and below it; more than num_edges leaves unused ids (a
+        # dynamic graph's snapshot keeps its stable ids, and edge features stay sized by the space)
+        self._num_edge_ids = self._num_edges if _num_edge_ids is None else int(_num_edge_ids)
         self._idtype = np.dtype(_idtype)
         self._allowed = frozenset(_allowed)
         # name -> (a, b, eids or None); eids None means slot j holds edge j (only then is it in _identity)
@@ -110,7 +114,8 @@ class Graph:
     # ------------------------------------------------------------------ construction
 
     @classmethod
-    def from_coo(cls, src, dst, num_nodes=None, *, idtype=None, formats=None) -> "Graph":
+    def from_coo(cls, src, dst, num_nodes=None, *, idtype=None, formats=None, eids=None,
+                 num_edge_ids=None) -> "Graph":
         """A graph from an edge list: edge ``i`` is ``src[i] -> dst[i]`` and has id ``i``.
 
         Parameters
@@ -123,6 +128,12 @@ class Graph:
             Id dtype; by default int32 when every id and the edge count fit.
         formats : str or list of str, optional
             The formats that may be built (default all of ``coo``, ``csr``, ``csc``).
+        eids : array_like of int, optional
+            The id of each edge (default: its position).
+        num_edge_ids : int, optional
+            The edge-id space: ids are distinct and below it. Default: the number of edges (ids are a
+            permutation). A larger space leaves ids unused: edge features then have ``num_edge_ids`` rows
+            and SDDMM and edge softmax outputs are 0 at the unused ids.
 
         Examples
         --------
@@ -138,12 +149,27 @@ class Graph:
         num_src, num_dst, is_block = cls._node_counts(num_nodes, src, dst)
         check_ids_in_range("src", src, num_src)
         check_ids_in_range("dst", dst, num_dst)
-        dtype = choose_idtype("idtype", idtype, max(num_src, num_dst, src.size))
+        space = cls._id_space(num_edge_ids, src.size)
+        dtype = choose_idtype("idtype", idtype, max(num_src, num_dst, src.size, space))
         src = as_index_array("src", src, dtype)
         dst = as_index_array("dst", dst, dtype)
+        identity = {"coo"}
+        if eids is not None:
+            eids = as_index_array("eids", eids, dtype)
+            check_permutation("eids", eids, src.size, space)
+            identity = set()
         return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=src.size, _idtype=dtype,
-                   _allowed=_normalise_formats(formats), _formats={"coo": (src, dst, None)},
-                   _identity={"coo"}, _is_block=is_block)
+                   _allowed=_normalise_formats(formats), _formats={"coo": (src, dst, eids)},
+                   _identity=identity, _is_block=is_block, _num_edge_ids=space)
+
+    @staticmethod
+    def _id_space(num_edge_ids, num_edges: int) -> int:
+        if num_edge_ids is None:
+            return num_edges
+        space = check_int_scalar("num_edge_ids", num_edge_ids, low=0)
+        if space < num_edges:
+            raise ValueError(f"argument 'num_edge_ids': expected at least the {num_edges} edges, found {space}")
+        return space
 
     @staticmethod
     def _node_counts(num_nodes, src, dst):
@@ -161,7 +187,8 @@ class Graph:
         return n, n, False
 
     @classmethod
-    def _from_compressed(cls, kind, indptr, indices, eids, num_other, idtype, formats, other_name):
+    def _from_compressed(cls, kind, indptr, indices, eids, num_other, idtype, formats, other_name,
+                         num_edge_ids=None):
         indptr = as_index_array("indptr", indptr)
         indices = as_index_array("indices", indices)
         check_indptr("indptr", indptr, indices.size)
@@ -173,7 +200,8 @@ class Graph:
             num_other = check_int_scalar(other_name, num_other, low=0)
             is_block = num_other != num_rows
         check_ids_in_range("indices", indices, num_other)
-        dtype = choose_idtype("idtype", idtype, max(num_rows, num_other, indices.size))
+        space = cls._id_space(num_edge_ids, indices.size)
+        dtype = choose_idtype("idtype", idtype, max(num_rows, num_other, indices.size, space))
         indptr = as_index_array("indptr", indptr, dtype)
         indices = as_index_array("indices", indices, dtype)
         identity = set()
@@ -181,17 +209,19 @@ class Graph:
             identity.add(kind)
         else:
             eids = as_index_array("eids", eids, dtype)
-            check_permutation("eids", eids, indices.size)
+            check_permutation("eids", eids, indices.size, space)
         num_src, num_dst = (num_rows, num_other) if kind == "csr" else (num_other, num_rows)
         return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=indices.size, _idtype=dtype,
                    _allowed=_normalise_formats(formats), _formats={kind: (indptr, indices, eids)},
-                   _identity=identity, _is_block=is_block)
+                   _identity=identity, _is_block=is_block, _num_edge_ids=space)
 
     @classmethod
-    def from_csr(cls, indptr, indices, eids=None, num_dst=None, *, idtype=None, formats=None) -> "Graph":
+    def from_csr(cls, indptr, indices, eids=None, num_dst=None, *, idtype=None, formats=None,
+                 num_edge_ids=None) -> "Graph":
         """A graph from its out-edge CSR: row ``r``'s destinations are ``indices[indptr[r]:indptr[r+1]]``.
 
-        ``eids[j]`` is the edge id of slot ``j`` (a permutation of ``0..E-1``; default: the slot itself).
+        ``eids[j]`` is the edge id of slot ``j`` (a permutation of ``0..E-1``, or distinct ids below
+        ``num_edge_ids`` when that is given, see :meth:`from_coo`; default: the slot itself).
         ``num_dst`` defaults to the number of rows (a square graph).
 
         Examples
@@ -201,10 +231,11 @@ class Graph:
         >>> g.out_degrees().tolist(), g.edges()[1].tolist()
         ([2, 1], [0, 1, 0])
         """
-        return cls._from_compressed("csr", indptr, indices, eids, num_dst, idtype, formats, "num_dst")
+        return cls._from_compressed("csr", indptr, indices, eids, num_dst, idtype, formats, "num_dst", num_edge_ids)
 
     @classmethod
-    def from_csc(cls, indptr, indices, eids=None, num_src=None, *, idtype=None, formats=None) -> "Graph":
+    def from_csc(cls, indptr, indices, eids=None, num_src=None, *, idtype=None, formats=None,
+                 num_edge_ids=None) -> "Graph":
         """A graph from its in-edge CSC: destination ``v``'s sources are ``indices[indptr[v]:indptr[v+1]]``.
 
         Examples
@@ -214,7 +245,7 @@ class Graph:
         >>> g.edges()[0].tolist(), g.edges()[1].tolist()
         ([0, 1], [1, 1])
         """
-        return cls._from_compressed("csc", indptr, indices, eids, num_src, idtype, formats, "num_src")
+        return cls._from_compressed("csc", indptr, indices, eids, num_src, idtype, formats, "num_src", num_edge_ids)
 
     @classmethod
     def from_scipy(cls, matrix, *, idtype=None, formats=None, edge_data: str | None = None) -> "Graph":
@@ -327,6 +358,12 @@ class Graph:
         return self._num_src
 
     @property
+    def num_edge_ids(self) -> int:
+        """The edge-id space: every edge id is below it (equal to ``num_edges`` unless ids were left
+        unused, see :meth:`from_coo`). Edge feature arrays have this many rows."""
+        return self._num_edge_ids
+
+    @property
     def num_edges(self) -> int:
         """Number of edges, multi-edges and self-loops included."""
         return self._num_edges
@@ -375,6 +412,7 @@ class Graph:
 
     def _clone(self, *, allowed=None) -> "Graph":
         g = Graph(_num_src=self._num_src, _num_dst=self._num_dst, _num_edges=self._num_edges,
+                  _num_edge_ids=self._num_edge_ids,
                   _idtype=self._idtype, _allowed=self._allowed if allowed is None else allowed,
                   _formats=self._formats, _identity=self._identity, _is_block=self._is_block)
         g.edata = dict(self.edata)
@@ -485,7 +523,8 @@ class Graph:
         return self._degrees("csr", 0, self._num_src)
 
     def edges(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(src, dst)`` ordered by edge id: ``src[e] -> dst[e]`` is edge ``e``."""
+        """``(src, dst)`` ordered by edge id: ``src[e] -> dst[e]`` is edge ``e`` (with unused ids, see
+        :attr:`num_edge_ids`, the edges in ascending id order)."""
         name = next((f for f in ("coo", "csr", "csc") if f in self._identity), None)
         if name == "coo":
             src, dst, _ = self._formats["coo"]
@@ -493,6 +532,9 @@ class Graph:
         src, dst, eids = self._raw("coo")
         if name is not None or eids is None:
             return src, dst
+        if self._num_edge_ids != self._num_edges:
+            order = np.argsort(eids, kind="stable")
+            return src[order], dst[order]
         out_src = _sort.scatter_by_eid(src, eids, np.empty_like(src))
         out_dst = _sort.scatter_by_eid(dst, eids, np.empty_like(dst))
         return out_src, out_dst
@@ -514,6 +556,7 @@ class Graph:
         for name, (a, b, eids) in self._formats.items():
             formats[swap[name]] = (b, a, eids) if name == "coo" else (a, b, eids)
         g = Graph(_num_src=self._num_dst, _num_dst=self._num_src, _num_edges=self._num_edges,
+                  _num_edge_ids=self._num_edge_ids,
                   _idtype=self._idtype, _allowed={swap[f] for f in self._allowed}, _formats=formats,
                   _identity={swap[f] for f in self._identity}, _is_block=self._is_block)
         g.edata = dict(self.edata)
@@ -580,8 +623,8 @@ class Graph:
             values = None
         else:
             data = to_host_array("data", data)
-            if data.shape[:1] != (self._num_edges,):
-                raise ValueError(f"argument 'data': expected {self._num_edges} values (one per edge), "
+            if data.shape[:1] != (self._num_edge_ids,):
+                raise ValueError(f"argument 'data': expected {self._num_edge_ids} values (one per edge id), "
                                  f"found shape {data.shape}")
         shape = (self._num_src, self._num_dst)
         if fmt == "coo":

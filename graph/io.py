@@ -193,6 +193,9 @@ def save(g, path) -> None:
         "src": src, "dst": dst,
         "shape": np.array([g.num_src, g.num_dst, int(g.is_block)], dtype=np.int64),
     }
+    if g.num_edge_ids != g.num_edges:  # unused ids: keep each edge's id and the id space
+        arrays["eids"] = np.sort(g.coo().eids)
+        arrays["num_edge_ids"] = np.array([g.num_edge_ids], dtype=np.int64)
     for prefix, table in (("edata:", g.edata), ("ndata:", g.ndata)):
         for name, value in table.items():
             value = np.asarray(value)
@@ -210,8 +213,13 @@ def load(path, *, idtype=None):
     with np.load(os.fspath(path), allow_pickle=False) as data:
         num_src, num_dst, is_block = (int(x) for x in data["shape"])
         num_nodes = (num_src, num_dst) if is_block else num_src
-        g = Graph.from_coo(data["src"], data["dst"], num_nodes=num_nodes, idtype=idtype)
+        eids = data["eids"] if "eids" in data.files else None
+        space = int(data["num_edge_ids"][0]) if "num_edge_ids" in data.files else None
+        g = Graph.from_coo(data["src"], data["dst"], num_nodes=num_nodes, idtype=idtype, eids=eids,
+                           num_edge_ids=space)
         for key in data.files:
+            if key in ("eids", "num_edge_ids"):
+                continue
             if key.startswith("edata:"):
                 g.edata[key[6:]] = data[key]
             elif key.startswith("ndata:"):

@@ -119,12 +119,13 @@ def check_indptr(name: str, indptr: np.ndarray, nnz: int) -> None:
         )
 
 
-def check_permutation(name: str, eids: np.ndarray, size: int) -> None:
-    """``eids`` holds every id in ``[0, size)`` exactly once."""
+def check_permutation(name: str, eids: np.ndarray, size: int, id_space: int | None = None) -> None:
+    """``eids`` holds ``size`` distinct ids in ``[0, id_space)`` (every id in ``[0, size)`` by default)."""
     if eids.size != size:
         raise ValueError(f"argument '{name}': expected {size} edge ids, found {eids.size}")
-    check_ids_in_range(name, eids, size, "edge ids")
-    seen = np.bincount(eids, minlength=size) if size else np.zeros(0, dtype=np.int64)
+    space = size if id_space is None else id_space
+    check_ids_in_range(name, eids, space, "edge ids")
+    seen = np.bincount(eids, minlength=space) if size else np.zeros(0, dtype=np.int64)
     if size and int(seen.max()) > 1:
         dup = int(np.argmax(seen > 1))
         raise ValueError(f"argument '{name}': expected unique edge ids, found {dup} {int(seen[dup])} times")

@@ -97,6 +97,11 @@ def _tiles(g):
     return tiles
 
 
+def _edge_word(g) -> str:
+    """How an error names an edge feature's row: per edge, or per edge id when some ids are unused."""
+    return "edge" if g.num_edge_ids == g.num_edges else "edge id"
+
+
 def _feature_shape(arr):
     return tuple(arr.shape[1:]) if arr.ndim > 1 else (1,)
 
@@ -116,7 +121,7 @@ def _check_spmm(g, op, reduce, ufeat, efeat):
     if not uses_w and efeat is not None:
         raise ValueError("argument 'efeat': op 'copy_lhs' reads only ufeat; pass efeat=None")
     x = _feature("ufeat", ufeat, g.num_src, "source node") if uses_x else None
-    w = _feature("efeat", efeat, g.num_edges, "edge") if uses_w else None
+    w = _feature("efeat", efeat, g.num_edge_ids, _edge_word(g)) if uses_w else None
     if x is not None and w is not None and x.dtype != w.dtype:
         raise TypeError(f"arguments 'ufeat' and 'efeat': expected the same dtype, found {x.dtype} and {w.dtype}")
     bcast = _broadcast.analyse(op, _feature_shape(x) if x is not None else (),
@@ -195,7 +200,8 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
     reduce : {"sum", "max", "min", "mean"}
         ``mean`` is the sum divided by the in-degree; a destination without in-edges gets 0.
     ufeat : ndarray, shape (num_src, ...)
-    efeat : ndarray, shape (num_edges, ...), indexed by edge id
+    efeat : ndarray, shape (num_edge_ids, ...), indexed by edge id (num_edge_ids == num_edges unless the
+        graph leaves edge ids unused)
         Feature shapes broadcast by NumPy rules after padding the shorter one after axis 0 (DGL's rule),
         so ``(N, D)`` with ``(E, 1)`` is a scalar weight per edge and ``(N, H, F)`` with ``(E, H, 1)`` a
         weight per edge and head. A 1-D array is one scalar per row; the output is then 1-D too.
@@ -300,8 +306,8 @@ def _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, arg_u, ar
 # ----------------------------------------------------------------------------------------------- sddmm
 
 def _operand(name, arr, target, g):
-    rows = {"u": g.num_src, "v": g.num_dst, "e": g.num_edges}[target]
-    what = {"u": "source node", "v": "destination node", "e": "edge"}[target]
+    rows = {"u": g.num_src, "v": g.num_dst, "e": g.num_edge_ids}[target]
+    what = {"u": "source node", "v": "destination node", "e": _edge_word(g)}[target]
     return _feature(name, arr, rows, what)
 
 
@@ -374,7 +380,9 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
         raise NotImplementedError("the cuda backend for sddmm is not part of this version")
     dtype = (L if L is not None else R).dtype
     squeeze = (L is None or L.ndim == 1) and (R is None or R.ndim == 1) and op != "dot"
-    out = np.empty((g.num_edges, bcast.out_len), dtype=dtype)
+    # unused edge ids (a graph whose id space exceeds its edges) read 0
+    alloc = np.empty if g.num_edge_ids == g.num_edges else np.zeros
+    out = alloc((g.num_edge_ids, bcast.out_len), dtype=dtype)
     if g.num_edges and bcast.out_len:
         L2 = _as_rows(L) if L is not None else _dummy(dtype)
         R2 = _as_rows(R) if R is not None else _dummy(dtype)
@@ -393,7 +401,7 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
             bounds = (np.arange(parts + 1, dtype=np.int64) * g.num_edges) // parts
         kernel(a, b, eids if has_eids else b, has_eids, bounds, L2, R2, targets[0], targets[1], bcast.A, bcast.B,
                bcast.reduce_size, loff, roff, out)
-    shape = (g.num_edges,) if squeeze else (g.num_edges,) + bcast.out_shape
+    shape = (g.num_edge_ids,) if squeeze else (g.num_edge_ids,) + bcast.out_shape
     return out.reshape(shape)
 
 
@@ -439,16 +447,18 @@ def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
     """
     g = _graph_of(g)
     check_choice("norm_by", norm_by, ("dst", "src"))
-    z = _feature("logits", logits, g.num_edges, "edge")
+    z = _feature("logits", logits, g.num_edge_ids, _edge_word(g))
     the_plan = plan(g, "edge_softmax", backend, (logits,), norm_by=norm_by)
     if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
         raise NotImplementedError("the cuda backend for edge_softmax is not part of this version")
     z2 = _as_rows(z)
-    out = np.empty_like(z2)
+    out = np.empty_like(z2) if g.num_edge_ids == g.num_edges else np.zeros_like(z2)  # unused ids read 0
     if g.num_edges and z2.shape[1]:
         keys = _edge_order_keys(g, norm_by) if the_plan.kernel == "edge_softmax_edge_order" else None
         if keys is not None:
-            _softmax_cpu.edge_softmax_edge_order(keys, g.num_dst if norm_by == "dst" else g.num_src, z2, out)
+            E = g.num_edges  # slots are edge ids here, so the first E rows are the edges
+            _softmax_cpu.edge_softmax_edge_order(keys, g.num_dst if norm_by == "dst" else g.num_src, z2[:E],
+                                                 out[:E])
         else:
             fmt = the_plan.format
             indptr, _, eids = g._raw(fmt)

@@ -168,7 +168,7 @@ class GSpMM(torch.autograd.Function):
                 contrib = grad_out
                 if op == "mul":
                     contrib = _gather_expanded(x, arg_u, out_dims) * grad_out
-                dy = _reduce_grad(_scatter_to_arg(contrib, arg_e, g.num_edges), ctx.y_shape)
+                dy = _reduce_grad(_scatter_to_arg(contrib, arg_e, g.num_edge_ids), ctx.y_shape)
         return None, None, None, dx, dy
 
 

@@ -8,15 +8,12 @@ Prints loss and accuracy per epoch; each run finishes in well under a minute on 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import gnn_datasets as datasets  # noqa: E402
 import gnn_training as training  # noqa: E402
 
 import graphkern.torch as gkt  # noqa: E402
@@ -35,20 +32,11 @@ class GAT(nn.Module):
 
 
 def main(argv=None) -> float:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dataset", default="karate", choices=["karate", "planted"])
-    parser.add_argument("--nodes", type=int, default=20_000, help="planted partition size")
-    parser.add_argument("--epochs", type=int, default=None)
-    parser.add_argument("--hidden", type=int, default=8)
+    parser = training.example_parser(__doc__, hidden=8)
     parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
-    torch.manual_seed(args.seed)
-    kwargs = {"num_nodes": args.nodes, "seed": args.seed} if args.dataset == "planted" else {}
-    g, x, y, train, test = datasets.load(args.dataset, **kwargs)
+    g, x, y, train, test, epochs = training.load(args)
     model = GAT(x.shape[1], args.hidden, int(y.max()) + 1, heads=args.heads)
-    epochs = args.epochs or (50 if args.dataset == "karate" else 100)
     acc = training.fit(model, g, x, y, train, test, epochs=epochs, lr=0.01, quiet=args.quiet)
     print(f"final test accuracy: {acc:.3f} ({int(test.sum())} nodes, {g.num_edges} edges)")
     return acc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import torch
@@ -32,3 +33,25 @@ def fit(model, g, features, labels, train, test, *, epochs: int, lr: float = 0.0
             print(f"epoch {epoch:3d}  loss {loss.item():.4f}  train acc {train_acc:.3f}  test acc {test_acc:.3f}  "
                   f"({time.perf_counter() - start:.1f} s)")
     return test_acc
+
+
+def example_parser(doc: str, hidden: int) -> argparse.ArgumentParser:
+    """The command line both GNN examples take (``--dataset``, ``--nodes``, ``--epochs``, ...)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default="karate", choices=["karate", "planted"])
+    parser.add_argument("--nodes", type=int, default=20_000, help="planted partition size")
+    parser.add_argument("--epochs", type=int, default=None, help="default: 50 (karate), 100 (planted)")
+    parser.add_argument("--hidden", type=int, default=hidden)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quiet", action="store_true")
+    return parser
+
+
+def load(args):
+    """Seed torch and load the dataset the arguments name: ``(g, x, y, train, test, epochs)``."""
+    import gnn_datasets
+
+    torch.manual_seed(args.seed)
+    kwargs = {"num_nodes": args.nodes, "seed": args.seed} if args.dataset == "planted" else {}
+    g, x, y, train, test = gnn_datasets.load(args.dataset, **kwargs)
+    return g, x, y, train, test, args.epochs or (50 if args.dataset == "karate" else 100)

@@ -79,6 +79,18 @@ def _neighbours(indptr, indices, local_frontier, global_frontier):
     return pairs
 
 
+def _start(comm, first: int, count: int, source: int):
+    """This rank's empty result for the vertices ``first .. first + count`` and its first frontier (the
+    source when this rank owns it)."""
+    parents = np.full(count, -1, dtype=np.int64)
+    levels = np.full(count, -1, dtype=np.int64)
+    frontier = np.zeros(0, dtype=np.int64)
+    if first <= source < first + count:
+        parents[source - first], levels[source - first] = source, 0
+        frontier = np.array([source], dtype=np.int64)
+    return DistBFSResult(comm, first, parents, levels, int(source)), frontier
+
+
 def _check_source(n, source, comm):
     if not (0 <= int(source) < n):
         raise DistributedError(f"argument 'source': expected a vertex id in [0, {n}), found {source}")
@@ -109,13 +121,8 @@ def bfs_1d(A: DistCSR, source: int) -> DistBFSResult:
     n = A.shape[0]
     _check_source(n, source, comm)
     first, count = A.first_row, A.num_local_rows
-    parents = np.full(count, -1, dtype=np.int64)
-    levels = np.full(count, -1, dtype=np.int64)
-    frontier = np.zeros(0, dtype=np.int64)
-    if first <= source < first + count:
-        parents[source - first], levels[source - first] = source, 0
-        frontier = np.array([source], dtype=np.int64)
-    result = DistBFSResult(comm, first, parents, levels, int(source))
+    result, frontier = _start(comm, first, count, source)
+    parents, levels = result.parents, result.levels
     level = 0
     total = np.ones(1, dtype=np.int64)
     while True:
@@ -179,13 +186,8 @@ def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
     bounds = block.vector_bounds()
     me = comm.rank
     first, count = int(bounds[me]), int(bounds[me + 1] - bounds[me])
-    parents = np.full(count, -1, dtype=np.int64)
-    levels = np.full(count, -1, dtype=np.int64)
-    frontier = np.zeros(0, dtype=np.int64)
-    if first <= source < first + count:
-        parents[source - first], levels[source - first] = source, 0
-        frontier = np.array([source], dtype=np.int64)
-    result = DistBFSResult(comm, first, parents, levels, int(source))
+    result, frontier = _start(comm, first, count, source)
+    parents, levels = result.parents, result.levels
     cb, j = block.col_bounds, grid.col
     piece_bounds = bounds[grid.row * grid.pc: (grid.row + 1) * grid.pc + 1]  # my row's pieces of D_i
     level = 0

@@ -1,5 +1,6 @@
 """graphkern.graph: the Graph, its formats, generators, readers and writers."""
 
+from .dynamic import DynamicGraph
 from .generators import (
     GRAPH500_SEED,
     graph500_random_doubles,
@@ -12,7 +13,7 @@ from .graph import COO, CSC, CSR, FORMATS, Graph
 from .io import load, read_edgelist, read_mtx, save
 
 __all__ = [
-    "Graph", "COO", "CSR", "CSC", "FORMATS",
+    "Graph", "COO", "CSR", "CSC", "FORMATS", "DynamicGraph",
     "kronecker_edges", "kronecker", "uniform_edges", "uniform", "graph500_random_doubles", "GRAPH500_SEED",
     "read_edgelist", "read_mtx", "save", "load",
 ]

@@ -1,0 +1,262 @@
+"""``DynamicGraph``: a directed graph in a packed memory array (GPMA's layout) with stable edge ids.
+
+Batches of insertions and deletions update the array in place: a deletion leaves a tombstone, an
+insertion goes into its leaf's window, climbing to larger windows while a window would pass its density
+bound, and a full rebuild grows (or, after many deletions, shrinks) the array. Each live edge keeps its id
+until it is deleted; freed ids are reused, so ids stay below :attr:`max_edge_id` and edge-feature arrays of
+that many rows stay valid across batches. :meth:`snapshot` is a :class:`~graphkern.Graph` whose CSR comes
+from the packed order and whose edge ids are the stable ids.
+
+This is the CPU core of the dynamic-graph issue: batches, ids, degrees and snapshots. The kernels running
+on the live arrays, temporal snapshots and incremental BFS build on it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import as_index_array, check_ids_in_range, check_int_scalar
+from ..kernels.cpu import gpma as _pma
+
+__all__ = ["DynamicGraph"]
+
+# node ids must leave the key's low 32 bits one value for walls, and the key must fit a signed int64
+MAX_NODES = (1 << 31) - 2
+# a rebuild drops tombstones once they pass this fraction of the live edges
+TOMBSTONE_FRACTION = 0.25
+# GPMA's density bounds: leaves up to 0.92 full, the root up to 0.84 (linear in between)
+_LEAF_UPPER, _ROOT_UPPER = 0.92, 0.84
+
+
+def _fls(x: int) -> int:
+    return int(x).bit_length()
+
+
+def _layout(m: int):
+    """Capacity, leaf size, height and per-level upper bounds for ``m`` elements (research/gpma.md 1.3)."""
+    cap = 4
+    while int(_ROOT_UPPER * cap) < m:
+        cap <<= 1
+    leaf = 1 << (_fls(_fls(cap)) - 1)
+    # every leaf must hold an element after a rebuild (leaf separators are then sorted)
+    while cap // leaf > max(m, 1) and leaf < cap:
+        leaf <<= 1
+    height = _fls(cap // leaf) - 1
+    upper = np.empty(height + 1, dtype=np.int64)
+    for i in range(height + 1):
+        density = _ROOT_UPPER + (_LEAF_UPPER - _ROOT_UPPER) * ((height - i) / height if height else 0.0)
+        upper[i] = int(density * (leaf << i))
+        if i:
+            upper[i] = min(upper[i], 2 * upper[i - 1])
+    return cap, leaf, height, upper
+
+
+class DynamicGraph:
+    """A directed graph on ``num_nodes`` nodes that changes by batches.
+
+    Examples
+    --------
+    >>> import graphkern as gk
+    >>> dg = gk.DynamicGraph(4)
+    >>> dg.apply(insert=([0, 0, 2], [1, 3, 1]))
+    {'inserted': 3, 'deleted': 0}
+    >>> dg.apply(insert=([0], [1]), delete=([0, 3], [3, 0]))   # (0, 1) exists, (3, 0) does not
+    {'inserted': 0, 'deleted': 1}
+    >>> snap = dg.snapshot()
+    >>> snap.csr().indices.tolist(), snap.csr().eids.tolist(), dg.max_edge_id
+    ([1, 1], [0, 2], 3)
+    """
+
+    def __init__(self, num_nodes: int, *, backend=None):
+        from .._config import resolve_backend
+
+        n = check_int_scalar("num_nodes", num_nodes, low=0)
+        if n > MAX_NODES:
+            raise ValueError(f"argument 'num_nodes': expected at most {MAX_NODES} nodes (node ids share a 64-bit "
+                             f"key with 32 bits each), found {n}")
+        backend = resolve_backend(backend)
+        if backend != "cpu":  # pragma: no cover - the CUDA port is its own issue
+            from ..errors import BackendUnavailableError
+
+            raise BackendUnavailableError("DynamicGraph runs on the cpu backend in this version")
+        self._n = n
+        self._out_deg = np.zeros(n, dtype=np.int64)
+        self._in_deg = np.zeros(n, dtype=np.int64)
+        self._free = np.zeros(0, dtype=np.int64)  # freed ids, reused last-freed first
+        self._next_id = 0
+        self._live = 0
+        self._tombs = 0
+        walls = np.array([_pma.wall_key(r) for r in range(n)], dtype=np.int64) if n < 1024 else \
+            (np.arange(n, dtype=np.int64) << np.int64(32)) | np.int64(0xFFFFFFFF)
+        self._rebuild(walls, np.full(n, -1, dtype=np.int64))
+
+    # ------------------------------------------------------------------ state
+    @property
+    def num_nodes(self) -> int:
+        return self._n
+
+    @property
+    def num_edges(self) -> int:
+        """Live edges."""
+        return self._live
+
+    @property
+    def max_edge_id(self) -> int:
+        """Every live edge id is below this bound (ids freed by deletions are reused first)."""
+        return self._next_id
+
+    def out_degrees(self) -> np.ndarray:
+        return self._out_deg.copy()
+
+    def in_degrees(self) -> np.ndarray:
+        return self._in_deg.copy()
+
+    def _rebuild(self, keys, eids):
+        """Lay ``keys`` (sorted, tombstone-free) out afresh, sized for them."""
+        m = keys.size
+        self._cap, self._leaf, self._height, self._upper = _layout(m)
+        self._keys = np.empty(self._cap, dtype=np.int64)
+        self._eids = np.empty(self._cap, dtype=np.int64)
+        self._row_off = np.zeros(self._n + 1, dtype=np.int64)
+        if self._n:
+            _pma.spread(keys, eids, m, self._keys, self._eids, 0, self._cap, self._leaf, self._row_off)
+        self._tombs = 0
+
+    @property
+    def _num_leaves(self) -> int:
+        return self._cap // self._leaf
+
+    # ------------------------------------------------------------------ updates
+    def _batch(self, name, pair):
+        if pair is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"argument '{name}': expected a pair (src, dst), found {type(pair).__name__}")
+        src = as_index_array(f"{name}[0]", pair[0], np.int64)
+        dst = as_index_array(f"{name}[1]", pair[1], np.int64)
+        if src.size != dst.size:
+            raise ValueError(f"argument '{name}': expected src and dst of equal lengths, found {src.size} and "
+                             f"{dst.size}")
+        check_ids_in_range(f"{name}[0]", src, self._n)
+        check_ids_in_range(f"{name}[1]", dst, self._n)
+        return src, dst
+
+    def apply(self, insert=None, delete=None) -> dict:
+        """Apply one batch: the deletions, then the insertions. Deleting an absent edge, inserting an
+        existing one and repeats inside the batch are counted no-ops. Returns the effective counts.
+
+        Every argument is checked before anything changes: a bad batch leaves the graph as it was.
+        """
+        ins_src, ins_dst = self._batch("insert", insert)
+        del_src, del_dst = self._batch("delete", delete)
+        deleted = self._delete(del_src, del_dst) if del_src.size else 0
+        inserted = self._insert(ins_src, ins_dst) if ins_src.size else 0
+        if self._tombs > TOMBSTONE_FRACTION * max(self._live, 64):
+            self._compact()
+        return {"inserted": int(inserted), "deleted": int(deleted)}
+
+    def _delete(self, src, dst) -> int:
+        keys = np.unique((src << np.int64(32)) | dst)
+        freed = np.empty(keys.size, dtype=np.int64)
+        count = _pma.delete_batch(self._keys, self._eids, self._leaf, self._num_leaves, keys,
+                                  keys >> np.int64(32), keys & np.int64(0xFFFFFFFF), self._out_deg, self._in_deg,
+                                  freed)
+        self._free = np.concatenate([self._free, freed[:count]])
+        self._live -= count
+        self._tombs += count
+        return count
+
+    def _take_ids(self, k: int) -> np.ndarray:
+        reuse = min(k, self._free.size)
+        ids = np.empty(k, dtype=np.int64)
+        if reuse:
+            ids[:reuse] = self._free[::-1][:reuse]
+            self._free = self._free[: self._free.size - reuse]
+        ids[reuse:] = np.arange(self._next_id, self._next_id + k - reuse, dtype=np.int64)
+        self._next_id += k - reuse
+        return ids
+
+    def _insert(self, src, dst) -> int:
+        keys = np.unique((src << np.int64(32)) | dst)
+        leaf_of = np.empty(keys.size, dtype=np.int64)
+        slot_of = np.empty(keys.size, dtype=np.int64)
+        _pma.classify_inserts(self._keys, self._eids, self._leaf, self._num_leaves, keys, leaf_of, slot_of)
+        present = slot_of >= 0
+        revive = present.copy()
+        revive[present] = self._eids[slot_of[present]] == _pma.TOMB
+        new = ~present
+        count = int(revive.sum()) + int(new.sum())
+        if count == 0:
+            return 0
+        # ids go to the effective keys in key order (freed ids first, the last freed first)
+        effective_mask = revive | new
+        ids = np.empty(keys.size, dtype=np.int64)
+        ids[effective_mask] = self._take_ids(count)
+        # tombstones come back to life with a fresh id (a new edge), in place
+        self._eids[slot_of[revive]] = ids[revive]
+        self._tombs -= int(revive.sum())
+        pending = keys[new]
+        pending_ids = ids[new]
+        effective = keys[effective_mask]
+        np.add.at(self._out_deg, effective >> np.int64(32), 1)
+        np.add.at(self._in_deg, effective & np.int64(0xFFFFFFFF), 1)
+        self._live += count
+        if pending.size:
+            self._place(pending, pending_ids, leaf_of[new])
+        return count
+
+    def _place(self, keys, ids, leaves):
+        """Insert the sorted new ``keys`` level by level (GPMA+'s bottom-up rebalance)."""
+        level = 0
+        windows = leaves.copy()
+        while keys.size:
+            if level > self._height:  # the root would overflow: rebuild with room for everything
+                live_k = np.empty(self._cap, dtype=np.int64)
+                live_e = np.empty(self._cap, dtype=np.int64)
+                n = _pma.live_elements(self._keys, self._eids, live_k, live_e)
+                out_k = np.empty(n + keys.size, dtype=np.int64)
+                out_e = np.empty(n + keys.size, dtype=np.int64)
+                m = _pma.merge_sorted(live_k, live_e, n, keys, ids, out_k, out_e)
+                self._rebuild(out_k[:m], out_e[:m])
+                return
+            cuts = np.flatnonzero(np.diff(windows)) + 1
+            starts = np.r_[0, cuts].astype(np.int64)
+            ends = np.r_[cuts, windows.size].astype(np.int64)
+            group_windows = windows[starts]
+            done = np.zeros(starts.size, dtype=np.bool_)
+            _pma.rebalance_level(self._keys, self._eids, self._leaf, level, int(self._upper[level]), group_windows,
+                                 keys, ids, starts, ends, self._row_off, done)
+            keep = np.repeat(~done, ends - starts)
+            keys, ids, windows = keys[keep], ids[keep], windows[keep] >> 1
+            level += 1
+
+    def _compact(self):
+        live_k = np.empty(self._cap, dtype=np.int64)
+        live_e = np.empty(self._cap, dtype=np.int64)
+        n = _pma.live_elements(self._keys, self._eids, live_k, live_e)
+        self._rebuild(live_k[:n].copy(), live_e[:n].copy())
+
+    # ------------------------------------------------------------------ readers
+    def edges(self):
+        """``(src, dst, eids)`` of the live edges in key order (by source, then destination)."""
+        csr = self._csr()
+        src = np.repeat(np.arange(self._n, dtype=np.int64), np.diff(csr[0]))
+        return src, csr[1], csr[2]
+
+    def _csr(self):
+        indptr = np.zeros(self._n + 1, dtype=np.int64)
+        np.cumsum(self._out_deg, out=indptr[1:])
+        indices = np.empty(self._live, dtype=np.int64)
+        eids = np.empty(self._live, dtype=np.int64)
+        if self._n:
+            _pma.forward_csr(self._keys, self._eids, self._row_off, indptr, indices, eids)
+        return indptr, indices, eids
+
+    def snapshot(self):
+        """The graph now, as a :class:`~graphkern.Graph`: its CSR from the packed order, edge ids the
+        stable ids (``num_edge_ids == max_edge_id``); the reverse (CSC) is built by the stable count sort
+        when a kernel asks for it."""
+        from .graph import Graph
+
+        indptr, indices, eids = self._csr()
+        return Graph.from_csr(indptr, indices, eids, num_dst=self._n, num_edge_ids=self._next_id)

@@ -1,0 +1,189 @@
+"""A packed memory array of sorted edge keys (GPMA's layout, research/gpma.md 1-2) on the CPU.
+
+Keys are ``src << 32 | dst``; every row ``r`` has a wall key ``r << 32 | 0xFFFFFFFF`` after its edges,
+and ``row_off[r + 1]`` is the wall's slot, so row ``r`` lies in ``[row_off[r], row_off[r + 1])`` (its
+first slot holds the previous row's wall). The array is ``num_leaves`` leaves of ``S`` slots; each leaf
+holds its elements packed at its start (never none: the leaf separators stay sorted), empty slots hold
+``KEY_NONE``. ``eids[s]`` is the stable edge id of a live edge, ``-1`` for walls and empty slots and
+``TOMB`` for a deleted edge whose key stays until a rebalance compacts it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+KEY_NONE = np.int64(np.iinfo(np.int64).max)
+WALL_LOW = np.int64(0xFFFFFFFF)
+TOMB = np.int64(-2)
+EMPTY = np.int64(-1)
+
+
+@njit(cache=True)
+def wall_key(r):
+    return (np.int64(r) << np.int64(32)) | WALL_LOW
+
+
+@njit(cache=True)
+def spread(keys_in, eids_in, m, keys, eids, start, width, leaf_size, row_off):
+    """Write the ``m`` sorted elements evenly over the window ``[start, start + width)``: leaf by leaf,
+    each leaf's share packed at its start (GPMA's redispatch); walls update ``row_off``."""
+    leaves = width // leaf_size
+    for s in range(start, start + width):
+        keys[s] = KEY_NONE
+        eids[s] = EMPTY
+    for k in range(m):
+        seg = (leaves * k) // m
+        lane = k - (m * seg + leaves - 1) // leaves  # position of k among the elements given to leaf seg
+        slot = start + seg * leaf_size + lane
+        key = keys_in[k]
+        keys[slot] = key
+        eids[slot] = eids_in[k]
+        if (key & WALL_LOW) == WALL_LOW:
+            row_off[(key >> np.int64(32)) + 1] = slot
+
+
+@njit(cache=True)
+def locate(keys, leaf_size, num_leaves, key):
+    """``(leaf, slot)``: the leaf whose range holds ``key``, and the key's slot there or -1."""
+    lo, hi = 0, num_leaves - 1
+    while lo < hi:  # the last leaf whose first key is <= key (leaf 0 when none is)
+        mid = (lo + hi + 1) // 2
+        if keys[mid * leaf_size] <= key:
+            lo = mid
+        else:
+            hi = mid - 1
+    base = lo * leaf_size
+    for s in range(base, base + leaf_size):
+        k = keys[s]
+        if k == key:
+            return lo, s
+        if k > key:
+            break
+    return lo, -1
+
+
+@njit(cache=True)
+def delete_batch(keys, eids, leaf_size, num_leaves, del_keys, src_of, dst_of, out_deg, in_deg, freed):
+    """Tombstone each present live key; returns how many were deleted (their ids go to ``freed``)."""
+    count = 0
+    for i in range(del_keys.size):
+        _, s = locate(keys, leaf_size, num_leaves, del_keys[i])
+        if s >= 0 and eids[s] >= 0:
+            freed[count] = eids[s]
+            eids[s] = TOMB
+            out_deg[src_of[i]] -= 1
+            in_deg[dst_of[i]] -= 1
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def classify_inserts(keys, eids, leaf_size, num_leaves, ins_keys, leaf_of, slot_of):
+    """For each key: its leaf, and its slot when present (live or tombstone), else -1."""
+    for i in range(ins_keys.size):
+        leaf, s = locate(keys, leaf_size, num_leaves, ins_keys[i])
+        leaf_of[i] = leaf
+        slot_of[i] = s
+
+
+@njit(cache=True)
+def window_count(keys, start, width, leaf_size):
+    """Occupied slots of a window (leaves are packed, so each leaf's count ends at its first gap)."""
+    total = 0
+    for leaf_start in range(start, start + width, leaf_size):
+        for s in range(leaf_start, leaf_start + leaf_size):
+            if keys[s] == KEY_NONE:
+                break
+            total += 1
+    return total
+
+
+@njit(cache=True)
+def merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, lo, hi, row_off, drop_tombs):
+    """Merge the pending ``new_keys[lo:hi]`` (sorted) into the window and spread the result."""
+    occupied = window_count(keys, start, width, leaf_size)
+    tmp_k = np.empty(occupied + hi - lo, dtype=np.int64)
+    tmp_e = np.empty(occupied + hi - lo, dtype=np.int64)
+    n = 0
+    j = lo
+    for leaf_start in range(start, start + width, leaf_size):
+        for s in range(leaf_start, leaf_start + leaf_size):
+            k = keys[s]
+            if k == KEY_NONE:
+                break
+            if drop_tombs and eids[s] == TOMB:
+                continue
+            while j < hi and new_keys[j] < k:
+                tmp_k[n] = new_keys[j]
+                tmp_e[n] = new_eids[j]
+                n += 1
+                j += 1
+            tmp_k[n] = k
+            tmp_e[n] = eids[s]
+            n += 1
+    while j < hi:
+        tmp_k[n] = new_keys[j]
+        tmp_e[n] = new_eids[j]
+        n += 1
+        j += 1
+    spread(tmp_k, tmp_e, n, keys, eids, start, width, leaf_size, row_off)
+
+
+@njit(cache=True)
+def rebalance_level(keys, eids, leaf_size, level, upper, window_of, new_keys, new_eids, starts, ends, row_off,
+                    done):
+    """Insert each pending group (``starts[g]:ends[g]`` of the sorted pending keys, all in one window of
+    this level) whose window stays under the level's density bound; mark them done."""
+    width = leaf_size << level
+    for g in range(starts.size):
+        start = window_of[g] * width
+        occupied = window_count(keys, start, width, leaf_size)
+        if occupied + ends[g] - starts[g] <= upper:
+            merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, starts[g], ends[g], row_off,
+                         False)
+            done[g] = True
+
+
+@njit(cache=True)
+def live_elements(keys, eids, out_keys, out_eids):
+    """The walls and live edges in order (tombstones and gaps dropped); returns how many."""
+    n = 0
+    for s in range(keys.size):
+        k = keys[s]
+        if k == KEY_NONE or eids[s] == TOMB:
+            continue
+        out_keys[n] = k
+        out_eids[n] = eids[s]
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def merge_sorted(a_keys, a_eids, na, b_keys, b_eids, out_keys, out_eids):
+    i = j = n = 0
+    while i < na or j < b_keys.size:
+        if j >= b_keys.size or (i < na and a_keys[i] < b_keys[j]):
+            out_keys[n] = a_keys[i]
+            out_eids[n] = a_eids[i]
+            i += 1
+        else:
+            out_keys[n] = b_keys[j]
+            out_eids[n] = b_eids[j]
+            j += 1
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def forward_csr(keys, eids, row_off, indptr, indices, out_eids):
+    """The live edges row by row in packed (destination) order: the snapshot's CSR."""
+    n = row_off.size - 1
+    for r in range(n):
+        pos = indptr[r]
+        for s in range(row_off[r], row_off[r + 1]):
+            e = eids[s]
+            if e >= 0:
+                indices[pos] = keys[s] & WALL_LOW
+                out_eids[pos] = e
+                pos += 1

@@ -1,0 +1,156 @@
+"""DynamicGraph against a Python model: random insert/delete batches, every invariant after every batch."""
+
+import numpy as np
+import pytest
+from graphkern.kernels.cpu import gpma
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+import graphkern as gk
+
+
+def check_invariants(dg, model):
+    """``model``: {(src, dst): id} of the live edges."""
+    keys, row_off = dg._keys, dg._row_off
+    leaf = dg._leaf
+    occupied = keys != gpma.KEY_NONE
+    # sorted, ignoring gaps; every leaf packed at its start and not empty
+    assert np.all(np.diff(keys[occupied]) > 0)
+    for start in range(0, keys.size, leaf):
+        block = occupied[start:start + leaf]
+        assert block[0], "an empty leaf"
+        assert not np.any(block[np.argmin(block):]) or block.all(), "a gap before an element in a leaf"
+    # walls where row_off says, rows in between
+    n = dg.num_nodes
+    for r in range(n):
+        assert keys[row_off[r + 1]] == (r << 32 | 0xFFFFFFFF)
+    # no tombstone visible, ids unique and stable, degrees from effective updates only
+    src, dst, ids = dg.edges()
+    got = {(int(s), int(d)): int(e) for s, d, e in zip(src, dst, ids)}
+    assert got == model
+    assert len(set(ids.tolist())) == ids.size and (ids.size == 0 or ids.max() < dg.max_edge_id)
+    assert dg.num_edges == len(model)
+    out_deg = np.zeros(n, dtype=np.int64)
+    in_deg = np.zeros(n, dtype=np.int64)
+    for s, d in model:
+        out_deg[s] += 1
+        in_deg[d] += 1
+    np.testing.assert_array_equal(dg.out_degrees(), out_deg)
+    np.testing.assert_array_equal(dg.in_degrees(), in_deg)
+    # the snapshot: CSR in packed order with the stable ids, and its reverse the transpose
+    snap = dg.snapshot()
+    assert snap.num_edges == len(model) and snap.num_edge_ids == dg.max_edge_id
+    csr = snap.csr()
+    rows = np.repeat(np.arange(n), np.diff(csr.indptr))
+    assert {(int(s), int(d)): int(e) for s, d, e in zip(rows, csr.indices, csr.eids)} == model
+    csc = snap.csc()
+    cols = np.repeat(np.arange(n), np.diff(csc.indptr))
+    assert {(int(s), int(d)): int(e) for s, d, e in zip(csc.indices, cols, csc.eids)} == model
+
+
+def apply_to_model(model, free, next_id, insert, delete):
+    """The reference semantics: deletions first, then insertions; repeats are no-ops."""
+    deleted = 0
+    for edge in sorted(set(zip(*delete))):
+        if edge in model:
+            free.append(model.pop(edge))
+            deleted += 1
+    inserted = 0
+    for edge in sorted(set(zip(*insert))):
+        if edge not in model:
+            if free:
+                model[edge] = free.pop()
+            else:
+                model[edge] = next_id[0]
+                next_id[0] += 1
+            inserted += 1
+    return {"inserted": inserted, "deleted": deleted}
+
+
+@pytest.mark.parametrize("n,batches,size,seed", [(5, 60, 6, 0), (40, 40, 80, 1), (300, 25, 900, 2),
+                                                 (1, 10, 3, 3)])
+def test_random_batches_against_the_model(n, batches, size, seed):
+    rng = np.random.default_rng(seed)
+    dg = gk.DynamicGraph(n)
+    model, free, next_id = {}, [], [0]
+    check_invariants(dg, model)
+    for b in range(batches):
+        ins = (rng.integers(0, n, size), rng.integers(0, n, size))
+        dels = (rng.integers(0, n, size // 2), rng.integers(0, n, size // 2))
+        if b % 3 == 2:  # delete what exists, so that tombstones and compactions happen
+            live = list(model)
+            pick = rng.permutation(len(live))[: size]
+            dels = (np.array([live[i][0] for i in pick], dtype=np.int64), np.array([live[i][1] for i in pick],
+                                                                                   dtype=np.int64))
+        want = apply_to_model(model, free, next_id, ins, dels)
+        assert dg.apply(insert=ins, delete=dels) == want
+        check_invariants(dg, model)
+
+
+def test_edges_to_node_0_and_from_the_last_node_and_the_first_id():
+    dg = gk.DynamicGraph(6)
+    dg.apply(insert=([5, 3, 5], [0, 0, 5]))
+    src, dst, ids = dg.edges()
+    assert list(zip(src.tolist(), dst.tolist(), ids.tolist())) == [(3, 0, 0), (5, 0, 1), (5, 5, 2)]
+    snap = dg.snapshot()
+    assert sorted(snap.csr().eids.tolist()) == [0, 1, 2]  # the edge with id 0 is there (STGraph's off-by-one)
+
+
+def test_ids_are_stable_and_reused():
+    dg = gk.DynamicGraph(10)
+    dg.apply(insert=(np.arange(9), np.arange(1, 10)))
+    before = dict(zip(zip(*dg.edges()[:2]), dg.edges()[2].tolist()))
+    dg.apply(delete=([2, 4], [3, 5]))
+    dg.apply(insert=([9, 0], [0, 9]))
+    after = dict(zip(zip(*dg.edges()[:2]), dg.edges()[2].tolist()))
+    for edge, eid in before.items():
+        if edge in after:
+            assert after[(int(edge[0]), int(edge[1]))] == eid
+    assert dg.max_edge_id == 9 and sorted(after.values()) == list(range(9))
+
+
+def test_bad_batches_change_nothing():
+    dg = gk.DynamicGraph(4)
+    dg.apply(insert=([0, 1], [1, 2]))
+    state = (dg._keys.copy(), dg._eids.copy(), dg.out_degrees())
+    with pytest.raises(ValueError, match="node ids < 4"):
+        dg.apply(insert=([0, 1], [3, 4]), delete=([0], [1]))
+    with pytest.raises(ValueError, match="node ids >= 0"):
+        dg.apply(delete=([-1], [0]))
+    with pytest.raises(ValueError, match="equal lengths"):
+        dg.apply(insert=([0, 1], [1]))
+    with pytest.raises(TypeError, match="pair"):
+        dg.apply(insert=np.zeros((2, 3)))
+    assert np.array_equal(dg._keys, state[0]) and np.array_equal(dg._eids, state[1])
+    assert np.array_equal(dg.out_degrees(), state[2])
+    with pytest.raises(ValueError, match="key"):
+        gk.DynamicGraph(1 << 31)
+
+
+class DynamicGraphMachine(RuleBasedStateMachine):
+    """Hypothesis stateful test: any sequence of batches keeps every invariant."""
+
+    n = 12
+
+    def __init__(self):
+        super().__init__()
+        self.dg = gk.DynamicGraph(self.n)
+        self.model, self.free, self.next_id = {}, [], [0]
+
+    edges = st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=30)
+
+    @rule(ins=edges, dels=edges)
+    def batch(self, ins, dels):
+        to_arrays = lambda pairs: (np.array([p[0] for p in pairs], dtype=np.int64),
+                                   np.array([p[1] for p in pairs], dtype=np.int64))
+        want = apply_to_model(self.model, self.free, self.next_id, to_arrays(ins), to_arrays(dels))
+        assert self.dg.apply(insert=to_arrays(ins), delete=to_arrays(dels)) == want
+
+    @invariant()
+    def consistent(self):
+        check_invariants(self.dg, self.model)
+
+
+DynamicGraphMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=15, deadline=None)
+test_dynamic_graph_machine = DynamicGraphMachine.TestCase

@@ -86,9 +86,8 @@ class DynamicGraph:
         self._next_id = 0
         self._live = 0
         self._tombs = 0
-        walls = np.array([_pma.wall_key(r) for r in range(n)], dtype=np.int64) if n < 1024 else \
-            (np.arange(n, dtype=np.int64) << np.int64(32)) | np.int64(0xFFFFFFFF)
-        self._rebuild(walls, np.full(n, -1, dtype=np.int64))
+        walls = (np.arange(n, dtype=np.int64) << np.int64(32)) | _pma.WALL_LOW
+        self._rebuild(walls, np.full(n, _pma.EMPTY, dtype=np.int64))
 
     # ------------------------------------------------------------------ state
     @property
@@ -180,7 +179,7 @@ class DynamicGraph:
         keys = np.unique((src << np.int64(32)) | dst)
         leaf_of = np.empty(keys.size, dtype=np.int64)
         slot_of = np.empty(keys.size, dtype=np.int64)
-        _pma.classify_inserts(self._keys, self._eids, self._leaf, self._num_leaves, keys, leaf_of, slot_of)
+        _pma.classify_inserts(self._keys, self._leaf, self._num_leaves, keys, leaf_of, slot_of)
         present = slot_of >= 0
         revive = present.copy()
         revive[present] = self._eids[slot_of[present]] == _pma.TOMB
@@ -211,13 +210,11 @@ class DynamicGraph:
         windows = leaves.copy()
         while keys.size:
             if level > self._height:  # the root would overflow: rebuild with room for everything
-                live_k = np.empty(self._cap, dtype=np.int64)
-                live_e = np.empty(self._cap, dtype=np.int64)
-                n = _pma.live_elements(self._keys, self._eids, live_k, live_e)
-                out_k = np.empty(n + keys.size, dtype=np.int64)
-                out_e = np.empty(n + keys.size, dtype=np.int64)
-                m = _pma.merge_sorted(live_k, live_e, n, keys, ids, out_k, out_e)
-                self._rebuild(out_k[:m], out_e[:m])
+                live_k, live_e = self._live_elements()
+                out_k = np.empty(live_k.size + keys.size, dtype=np.int64)
+                out_e = np.empty(live_k.size + keys.size, dtype=np.int64)
+                _pma.merge_sorted(live_k, live_e, live_k.size, keys, ids, out_k, out_e)
+                self._rebuild(out_k, out_e)
                 return
             cuts = np.flatnonzero(np.diff(windows)) + 1
             starts = np.r_[0, cuts].astype(np.int64)
@@ -230,11 +227,15 @@ class DynamicGraph:
             keys, ids, windows = keys[keep], ids[keep], windows[keep] >> 1
             level += 1
 
-    def _compact(self):
+    def _live_elements(self):
+        """The walls and live edges in key order (tombstones and gaps dropped): ``(keys, eids)``."""
         live_k = np.empty(self._cap, dtype=np.int64)
         live_e = np.empty(self._cap, dtype=np.int64)
         n = _pma.live_elements(self._keys, self._eids, live_k, live_e)
-        self._rebuild(live_k[:n].copy(), live_e[:n].copy())
+        return live_k[:n], live_e[:n]
+
+    def _compact(self):
+        self._rebuild(*self._live_elements())
 
     # ------------------------------------------------------------------ readers
     def edges(self):

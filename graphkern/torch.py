@@ -121,6 +121,15 @@ def _scatter_to_arg(grad: torch.Tensor, arg: torch.Tensor, rows: int) -> torch.T
     return out.scatter_add_(0, arg.clamp(min=0), grad)
 
 
+def _without_sub_div(op: str, rhs):
+    """DGL's rewrite before autograd: ``sub`` is ``add`` of ``-rhs``, ``div`` is ``mul`` by ``1 / rhs``."""
+    if op == "sub" and rhs is not None:
+        return "add", -rhs
+    if op == "div" and rhs is not None:
+        return "mul", 1.0 / rhs
+    return op, rhs
+
+
 class GSpMM(torch.autograd.Function):
     """``spmm(g, op, reduce, x, y)`` for op in add, mul, copy_lhs, copy_rhs and reduce in sum, max, min."""
 
@@ -193,10 +202,7 @@ def spmm(g: Graph, op: str, reduce: str, ufeat: torch.Tensor | None = None, efea
     """
     check_choice("op", op, _sparse.SPMM_OPS)
     check_choice("reduce", reduce, _sparse.SPMM_REDUCERS)
-    if op == "sub" and efeat is not None:
-        op, efeat = "add", -efeat
-    elif op == "div" and efeat is not None:
-        op, efeat = "mul", 1.0 / efeat
+    op, efeat = _without_sub_div(op, efeat)
     if reduce == "mean":
         total = GSpMM.apply(g, op, "sum", ufeat, efeat)
         degrees = torch.from_numpy(g.in_degrees().astype(np.int64)).clamp(min=1).to(total.dtype)
@@ -273,10 +279,7 @@ def sddmm(g: Graph, op: str, lhs: torch.Tensor | None, rhs: torch.Tensor | None,
     check_choice("op", op, _sparse.SDDMM_OPS)
     check_choice("lhs_target", lhs_target, _sparse.TARGETS)
     check_choice("rhs_target", rhs_target, _sparse.TARGETS)
-    if op == "sub" and rhs is not None:
-        op, rhs = "add", -rhs
-    elif op == "div" and rhs is not None:
-        op, rhs = "mul", 1.0 / rhs
+    op, rhs = _without_sub_div(op, rhs)
     return GSDDMM.apply(g, op, lhs, rhs, lhs_target, rhs_target)
 
 

@@ -181,7 +181,7 @@ def _multi_source(g, roots: list[int]) -> list[BFSResult]:
         while True:
             level += 1
             t0 = time.perf_counter()
-            push = front_list is not None and _bfs.frontier_out_edges(indptr, front_list) < g.num_edges / _MS_PUSH_BELOW
+            push = front_list is not None and _bfs.sum_degrees(indptr, front_list) < g.num_edges / _MS_PUSH_BELOW
             if push:
                 if not clean:
                     nxt.fill(0)
@@ -204,7 +204,7 @@ def _multi_source(g, roots: list[int]) -> list[BFSResult]:
             elif push:
                 front_list = found_list[:found]
             else:
-                front_list = listed[: _bfs.masked_vertices(frontier, listed)]
+                front_list = _bfs.bitmap_to_queue(frontier, listed, False)
         results += [BFSResult(parents[i], levels[i], s, "multi_source", trace) for i, s in enumerate(batch)]
     return results
 

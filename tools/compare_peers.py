@@ -328,7 +328,6 @@ def bfs_family(scale, num_roots, repeat, peers) -> list[Result]:
     per_root_edges = np.tile(nedges, repeat)
     hmean = {name: float(1.0 / np.mean(np.array(t) / per_root_edges)) for name, t in times.items()}
     med = {name: float(np.median(t)) for name, t in times.items()}
-    ours = "graphkern direction_optimizing"
     for name in times:
         if not name.startswith("graphkern"):
             continue
@@ -337,7 +336,6 @@ def bfs_family(scale, num_roots, repeat, peers) -> list[Result]:
         res.extra = {"harmonic_mean_TEPS": hmean[name],
                      "peers_harmonic_mean_TEPS": {k: hmean[k] for k in peers_t}}
         results.append(res)
-    del ours
     return results
 
 

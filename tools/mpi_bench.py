@@ -147,8 +147,6 @@ def bench_bfs(args, world):
                   "bytes_per_level_first_key": per_level,
                   "bytes_per_search_median": float(np.median([np.sum(t) for t in traces]))}
         _emit(world, record, args.json)
-    else:
-        _emit(world, {}, None)
 
 
 def main(argv=None) -> int:

@@ -91,6 +91,15 @@ def _start(comm, first: int, count: int, source: int):
     return DistBFSResult(comm, first, parents, levels, int(source)), frontier
 
 
+def _send_to_owners(comm, pairs, bounds):
+    """Deliver each (v, parent) pair to the rank of ``comm`` whose block ``bounds[r]:bounds[r+1]`` holds
+    ``v`` (one Alltoall of counts, one Alltoallv of pairs); returns the pairs this rank receives."""
+    owner = np.searchsorted(bounds, pairs["v"], "right") - 1
+    order = np.argsort(owner, kind="stable")
+    send_counts = np.bincount(owner, minlength=comm.size).astype(np.int64)
+    return alltoallv_records(comm, pairs[order], send_counts, alltoall_counts(comm, send_counts))
+
+
 def _check_source(n, source, comm):
     if not (0 <= int(source) < n):
         raise DistributedError(f"argument 'source': expected a vertex id in [0, {n}), found {source}")
@@ -128,10 +137,7 @@ def bfs_1d(A: DistCSR, source: int) -> DistBFSResult:
     while True:
         before = (comm.bytes_sent, comm.collectives)
         pairs = _neighbours(A.indptr, A.indices, frontier - first, frontier)
-        owner = np.searchsorted(A.row_offsets, pairs["v"], "right") - 1
-        order = np.argsort(owner, kind="stable")
-        send_counts = np.bincount(owner, minlength=comm.size).astype(np.int64)
-        received = alltoallv_records(comm, pairs[order], send_counts, alltoall_counts(comm, send_counts))
+        received = _send_to_owners(comm, pairs, A.row_offsets)
         level += 1
         frontier = _select_max_parents(received, first, parents, levels, level)
         comm.Allreduce(np.array([frontier.size], dtype=np.int64), total)
@@ -195,7 +201,7 @@ def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
     from mpi4py import MPI
 
     while True:
-        before = (grid.stats(), )
+        before = grid.stats()
         # expand 1/2: each new frontier vertex to the processor of my row whose column block holds it
         target = np.searchsorted(cb, frontier, "right") - 1
         send_counts = np.bincount(target, minlength=grid.pc).astype(np.int64)
@@ -208,16 +214,13 @@ def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
         # local: out-edges of the column's frontier inside my block, candidates for D_i
         pairs = _neighbours(block.indptr, block.indices, column_frontier - cb[j], column_frontier)
         # fold: candidates to the owner of each vertex along my processor row
-        owner = np.searchsorted(piece_bounds, pairs["v"], "right") - 1
-        order = np.argsort(owner, kind="stable")
-        fold_counts = np.bincount(owner, minlength=grid.pc).astype(np.int64)
-        received = alltoallv_records(row_comm, pairs[order], fold_counts, alltoall_counts(row_comm, fold_counts))
+        received = _send_to_owners(row_comm, pairs, piece_bounds)
         level += 1
         frontier = _select_max_parents(received, first, parents, levels, level)
         comm.Allreduce(np.array([frontier.size], dtype=np.int64), total)
         after = grid.stats()
-        sent = sum(v[1] for v in after.values()) - sum(v[1] for v in before[0].values())
-        calls = sum(v[0] for v in after.values()) - sum(v[0] for v in before[0].values())
+        sent = sum(v[1] for v in after.values()) - sum(v[1] for v in before.values())
+        calls = sum(v[0] for v in after.values()) - sum(v[0] for v in before.values())
         result.trace.append((level, int(total[0]), sent, calls))
         if total[0] == 0:
             return result

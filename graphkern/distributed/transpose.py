@@ -144,8 +144,6 @@ def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
             me = comm.rank
             first, n_local = int(new_offsets[me]), int(new_offsets[me + 1] - new_offsets[me])
             indptr, indices, out_words = _sort_received(received, first, n_local, num_words, int(A.shape[0]))
-            indptr = indptr.astype(np.int64, copy=False)
-            indices = indices.astype(np.int64, copy=False)
         finally:
             _sort._give_scratch(recv_block)
     finally:

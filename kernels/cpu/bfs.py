@@ -375,40 +375,6 @@ def msbfs_push_level(indptr, indices, front_list, frontier, seen, next_frontier,
 
 
 @njit(parallel=True, cache=True)
-def masked_vertices(masks, out):
-    """The vertices whose mask is non-zero, ascending, into ``out``; returns how many."""
-    n = masks.size
-    chunks = 64
-    counts = np.zeros(chunks + 1, dtype=np.int64)
-    for c in prange(chunks):
-        lo, hi = (n * c) // chunks, (n * (c + 1)) // chunks
-        s = 0
-        for v in range(lo, hi):
-            if masks[v] != np.uint64(0):
-                s += 1
-        counts[c + 1] = s
-    for c in range(chunks):
-        counts[c + 1] += counts[c]
-    for c in prange(chunks):
-        lo, hi = (n * c) // chunks, (n * (c + 1)) // chunks
-        pos = counts[c]
-        for v in range(lo, hi):
-            if masks[v] != np.uint64(0):
-                out[pos] = v
-                pos += 1
-    return counts[chunks]
-
-
-@njit(cache=True)
-def frontier_out_edges(indptr, front_list):
-    total = 0
-    for i in range(front_list.size):
-        u = front_list[i]
-        total += indptr[u + 1] - indptr[u]
-    return total
-
-
-@njit(parallel=True, cache=True)
 def fill_unreached(parents, levels):
     """``-1`` everywhere, in parallel: the first touch of fresh (searches x n) outputs costs a page fault
     per page on these VMs, and spreading the faults over the threads halves that cost."""

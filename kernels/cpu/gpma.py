@@ -20,11 +20,6 @@ EMPTY = np.int64(-1)
 
 
 @njit(cache=True)
-def wall_key(r):
-    return (np.int64(r) << np.int64(32)) | WALL_LOW
-
-
-@njit(cache=True)
 def spread(keys_in, eids_in, m, keys, eids, start, width, leaf_size, row_off):
     """Write the ``m`` sorted elements evenly over the window ``[start, start + width)``: leaf by leaf,
     each leaf's share packed at its start (GPMA's redispatch); walls update ``row_off``."""
@@ -79,7 +74,7 @@ def delete_batch(keys, eids, leaf_size, num_leaves, del_keys, src_of, dst_of, ou
 
 
 @njit(cache=True)
-def classify_inserts(keys, eids, leaf_size, num_leaves, ins_keys, leaf_of, slot_of):
+def classify_inserts(keys, leaf_size, num_leaves, ins_keys, leaf_of, slot_of):
     """For each key: its leaf, and its slot when present (live or tombstone), else -1."""
     for i in range(ins_keys.size):
         leaf, s = locate(keys, leaf_size, num_leaves, ins_keys[i])
@@ -100,8 +95,9 @@ def window_count(keys, start, width, leaf_size):
 
 
 @njit(cache=True)
-def merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, lo, hi, row_off, drop_tombs):
-    """Merge the pending ``new_keys[lo:hi]`` (sorted) into the window and spread the result."""
+def merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, lo, hi, row_off):
+    """Merge the pending ``new_keys[lo:hi]`` (sorted) into the window and spread the result. Tombstones
+    stay (a rebuild drops them): then no leaf of the window can come out empty."""
     occupied = window_count(keys, start, width, leaf_size)
     tmp_k = np.empty(occupied + hi - lo, dtype=np.int64)
     tmp_e = np.empty(occupied + hi - lo, dtype=np.int64)
@@ -112,8 +108,6 @@ def merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, lo, hi
             k = keys[s]
             if k == KEY_NONE:
                 break
-            if drop_tombs and eids[s] == TOMB:
-                continue
             while j < hi and new_keys[j] < k:
                 tmp_k[n] = new_keys[j]
                 tmp_e[n] = new_eids[j]
@@ -140,8 +134,7 @@ def rebalance_level(keys, eids, leaf_size, level, upper, window_of, new_keys, ne
         start = window_of[g] * width
         occupied = window_count(keys, start, width, leaf_size)
         if occupied + ends[g] - starts[g] <= upper:
-            merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, starts[g], ends[g], row_off,
-                         False)
+            merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, starts[g], ends[g], row_off)
             done[g] = True
 
 

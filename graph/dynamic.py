@@ -28,6 +28,24 @@ TOMBSTONE_FRACTION = 0.25
 _LEAF_UPPER, _ROOT_UPPER = 0.92, 0.84
 
 
+# working memory of a batch per edge: keys, ids, leaves, slots and masks of 8 bytes, with sort buffers
+BATCH_BYTES_PER_EDGE = 96
+
+
+def _free_memory(device: str):
+    """Free bytes of host memory (``cpu``) or of the current GPU (``cuda``), or None when unknown."""
+    try:
+        if device == "cuda":
+            from numba import cuda
+
+            return int(cuda.current_context().get_memory_info()[0])
+        import os
+
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except Exception:  # noqa: BLE001 - the simulator and some platforms cannot say; then do not refuse
+        return None
+
+
 def _fls(x: int) -> int:
     return int(x).bit_length()
 
@@ -67,19 +85,35 @@ class DynamicGraph:
     ([1, 1], [0, 2], 3)
     """
 
-    def __init__(self, num_nodes: int, *, backend=None):
+    def __new__(cls, num_nodes: int = 0, *, backend=None):
         from .._config import resolve_backend
 
+        if cls is DynamicGraph and resolve_backend(backend) == "cuda":
+            from .dynamic_cuda import CudaDynamicGraph
+
+            return super().__new__(CudaDynamicGraph)
+        return super().__new__(cls)
+
+    @staticmethod
+    def _check_nodes(num_nodes) -> int:
         n = check_int_scalar("num_nodes", num_nodes, low=0)
         if n > MAX_NODES:
             raise ValueError(f"argument 'num_nodes': expected at most {MAX_NODES} nodes (node ids share a 64-bit "
                              f"key with 32 bits each), found {n}")
-        backend = resolve_backend(backend)
-        if backend != "cpu":  # pragma: no cover - the CUDA port is its own issue
-            from ..errors import BackendUnavailableError
+        return n
 
-            raise BackendUnavailableError("DynamicGraph runs on the cpu backend in this version")
-        self._n = n
+    def _check_batch_memory(self, name: str, size: int) -> None:
+        """Refuse a batch whose working arrays (about ``BATCH_BYTES_PER_EDGE`` per edge) would not fit the
+        free memory of the device it runs on, before anything is allocated or changed."""
+        need = size * BATCH_BYTES_PER_EDGE
+        free = _free_memory(self._device)
+        if free is not None and need > free:
+            raise MemoryError(f"argument '{name}': a batch of {size} edges needs about {need / 2**30:.1f} GiB of "
+                              f"working memory on {self._device}, which has {free / 2**30:.1f} GiB free; split it")
+
+    def __init__(self, num_nodes: int, *, backend=None):
+        self._n = n = self._check_nodes(num_nodes)
+        self._device = "cpu"
         self._out_deg = np.zeros(n, dtype=np.int64)
         self._in_deg = np.zeros(n, dtype=np.int64)
         self._free = np.zeros(0, dtype=np.int64)  # freed ids, reused last-freed first
@@ -138,6 +172,7 @@ class DynamicGraph:
                              f"{dst.size}")
         check_ids_in_range(f"{name}[0]", src, self._n)
         check_ids_in_range(f"{name}[1]", dst, self._n)
+        self._check_batch_memory(name, src.size)
         return src, dst
 
     def apply(self, insert=None, delete=None) -> dict:

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._cuda import is_device_array
 from .._validate import (
     as_index_array,
     check_ids_in_range,
@@ -89,10 +90,10 @@ class Graph:
     """
 
     __slots__ = ("_num_src", "_num_dst", "_num_edges", "_num_edge_ids", "_idtype", "_allowed", "_formats",
-                 "_identity", "_is_block", "edata", "ndata", "_cache", "__weakref__")
+                 "_identity", "_is_block", "edata", "ndata", "_cache", "_device", "__weakref__")
 
     def __init__(self, *, _num_src, _num_dst, _num_edges, _idtype, _allowed, _formats, _identity, _is_block,
-                 _num_edge_ids=None):
+                 _num_edge_ids=None, _device="cpu"):
         self._num_src = int(_num_src)
         self._num_dst = int(_num_dst)
         self._num_edges = int(_num_edges)
@@ -109,6 +110,8 @@ class Graph:
         self.ndata: dict[str, np.ndarray] = {}
         # derived data kernels reuse between calls (row partitions, ...); keyed by the kernel family
         self._cache: dict = {}
+        # "cpu": the formats are NumPy arrays; "cuda": numba device arrays, built by the CUDA sort kernels
+        self._device = _device
         self._restrict_to_allowed()
 
     # ------------------------------------------------------------------ construction
@@ -142,6 +145,8 @@ class Graph:
         >>> g.num_src, g.num_dst, g.idtype
         (2, 3, dtype('int32'))
         """
+        if is_device_array(src) or is_device_array(dst):
+            return cls._from_device("coo", src, dst, eids, num_nodes, idtype, formats, num_edge_ids)
         src = as_index_array("src", src)
         dst = as_index_array("dst", dst)
         if src.size != dst.size:
@@ -189,6 +194,8 @@ class Graph:
     @classmethod
     def _from_compressed(cls, kind, indptr, indices, eids, num_other, idtype, formats, other_name,
                          num_edge_ids=None):
+        if is_device_array(indptr) or is_device_array(indices):
+            return cls._from_device(kind, indptr, indices, eids, num_other, idtype, formats, num_edge_ids)
         indptr = as_index_array("indptr", indptr)
         indices = as_index_array("indices", indices)
         check_indptr("indptr", indptr, indices.size)
@@ -214,6 +221,53 @@ class Graph:
         return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=indices.size, _idtype=dtype,
                    _allowed=_normalise_formats(formats), _formats={kind: (indptr, indices, eids)},
                    _identity=identity, _is_block=is_block, _num_edge_ids=space)
+
+    @classmethod
+    def _from_device(cls, kind, a, b, eids, counts, idtype, formats, num_edge_ids):
+        """A graph whose arrays already live on the GPU: validated there (only scalars come back),
+        kept there (``device == "cuda"``). ``counts`` is ``num_nodes`` for a COO, the other side's node
+        count for a CSR/CSC."""
+        from .. import _cuda
+
+        _cuda.require_cuda()
+        names = ("src", "dst") if kind == "coo" else ("indptr", "indices")
+        for name, arr in zip(names, (a, b)):
+            if not is_device_array(arr):
+                raise TypeError(f"argument '{name}': expected a device array like the other index array, found "
+                                f"{type(arr).__name__}")
+        a = _cuda.index_array(names[0], a)
+        b = _cuda.index_array(names[1], b)
+        if kind == "coo":
+            if a.size != b.size:
+                raise ValueError(f"arguments 'src' and 'dst': expected equal lengths, found {a.size} and {b.size}")
+            if counts is None:
+                hi = max(_cuda.min_max(a)[1], _cuda.min_max(b)[1]) + 1 if a.size else 0
+                counts = hi
+            num_src, num_dst, is_block = cls._node_counts(counts, np.zeros(0, np.int64), np.zeros(0, np.int64))
+            _cuda.check_ids_in_range("src", a, num_src)
+            _cuda.check_ids_in_range("dst", b, num_dst)
+            nnz = a.size
+        else:
+            nnz = b.size
+            _cuda.check_indptr("indptr", a, nnz)
+            num_rows = a.size - 1
+            other_name = "num_dst" if kind == "csr" else "num_src"
+            num_other = num_rows if counts is None else check_int_scalar(other_name, counts, low=0)
+            is_block = num_other != num_rows
+            _cuda.check_ids_in_range("indices", b, num_other)
+            num_src, num_dst = (num_rows, num_other) if kind == "csr" else (num_other, num_rows)
+        space = cls._id_space(num_edge_ids, nnz)
+        dtype = choose_idtype("idtype", idtype, max(num_src, num_dst, nnz, space))
+        a = _cuda.index_array(names[0], a, dtype)
+        b = _cuda.index_array(names[1], b, dtype)
+        identity = {kind}
+        if eids is not None:
+            eids = _cuda.index_array("eids", _cuda.to_device("eids", eids), dtype)
+            _cuda.check_permutation("eids", eids, nnz, space)
+            identity = set()
+        return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=nnz, _idtype=dtype,
+                   _allowed=_normalise_formats(formats), _formats={kind: (a, b, eids)}, _identity=identity,
+                   _is_block=is_block, _num_edge_ids=space, _device="cuda")
 
     @classmethod
     def from_csr(cls, indptr, indices, eids=None, num_dst=None, *, idtype=None, formats=None,
@@ -380,8 +434,9 @@ class Graph:
 
     def __repr__(self) -> str:
         created = ", ".join(sorted(self._formats))
+        where = "" if self._device == "cpu" else f", device={self._device!r}"
         return (f"Graph(num_src={self._num_src}, num_dst={self._num_dst}, num_edges={self._num_edges}, "
-                f"idtype={self._idtype}, formats=[{created}])")
+                f"idtype={self._idtype}, formats=[{created}]{where})")
 
     # ------------------------------------------------------------------ formats
 
@@ -410,9 +465,68 @@ class Graph:
             self._build(target)
         return self._clone(allowed=allowed)
 
+    @property
+    def device(self) -> str:
+        """Where the formats live: ``"cpu"`` (NumPy arrays) or ``"cuda"`` (device arrays)."""
+        return self._device
+
+    def to(self, device: str) -> "Graph":
+        """This graph with its created formats (and ``edata``/``ndata`` arrays) on ``device``.
+
+        ``"cuda"`` copies NumPy arrays to the GPU once; ``"cpu"`` copies device arrays back. Formats built
+        later are built where the graph lives (on the GPU by the CUDA count sort). A graph already on
+        ``device`` is returned as it is.
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> g = gk.Graph.from_coo([0, 1], [1, 0])
+        >>> g.to("cpu") is g, g.device
+        (True, 'cpu')
+        """
+        from .. import _cuda
+
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"argument 'device': expected 'cpu' or 'cuda', found {device!r}")
+        if device == self._device:
+            return self
+        if device == "cuda":
+            _cuda.require_cuda()
+            move = lambda arr: None if arr is None else _cuda.to_device("format", arr)  # noqa: E731
+        else:
+            move = lambda arr: None if arr is None else _cuda.to_host(arr)  # noqa: E731
+        formats = {name: tuple(move(x) for x in arrays) for name, arrays in self._formats.items()}
+        g = Graph(_num_src=self._num_src, _num_dst=self._num_dst, _num_edges=self._num_edges,
+                  _num_edge_ids=self._num_edge_ids, _idtype=self._idtype, _allowed=self._allowed,
+                  _formats=formats, _identity=self._identity, _is_block=self._is_block, _device=device)
+        movable = lambda v: isinstance(v, np.ndarray) or is_device_array(v)  # noqa: E731
+        g.edata = {k: move(v) if movable(v) else v for k, v in self.edata.items()}
+        g.ndata = {k: move(v) if movable(v) else v for k, v in self.ndata.items()}
+        return g
+
+    def _sorter(self):
+        """The sort/scan kernel module of the device the formats live on (same function names)."""
+        if self._device == "cuda":
+            from ..kernels.cuda import sort as cuda_sort
+
+            return cuda_sort
+        return _sort
+
+    def _empty(self, size: int, dtype):
+        if self._device == "cuda":
+            from .. import _cuda
+
+            return _cuda.empty(size, dtype)
+        return np.empty(size, dtype=dtype)
+
+    def _require_host(self, what: str) -> None:
+        if self._device != "cpu":
+            raise ValueError(f"{what} works on a graph in host memory; this one is on {self._device}: "
+                             f"call g.to('cpu') first")
+
     def _clone(self, *, allowed=None) -> "Graph":
         g = Graph(_num_src=self._num_src, _num_dst=self._num_dst, _num_edges=self._num_edges,
-                  _num_edge_ids=self._num_edge_ids,
+                  _num_edge_ids=self._num_edge_ids, _device=self._device,
                   _idtype=self._idtype, _allowed=self._allowed if allowed is None else allowed,
                   _formats=self._formats, _identity=self._identity, _is_block=self._is_block)
         g.edata = dict(self.edata)
@@ -451,16 +565,17 @@ class Graph:
                 f"call g.formats([...]) to allow it"
             )
         f = self._formats
+        sort = self._sorter()
         if name == "coo":
             if "csr" in f:
                 indptr, indices, eids = f["csr"]
-                rows = _sort.expand_indptr(indptr, np.empty(indices.size, dtype=self._idtype))
+                rows = sort.expand_indptr(indptr, self._empty(indices.size, self._idtype))
                 f["coo"] = (rows, indices, eids)
                 if "csr" in self._identity:
                     self._identity.add("coo")
             else:
                 indptr, indices, eids = f["csc"]
-                cols = _sort.expand_indptr(indptr, np.empty(indices.size, dtype=self._idtype))
+                cols = sort.expand_indptr(indptr, self._empty(indices.size, self._idtype))
                 f["coo"] = (indices, cols, eids)
                 if "csc" in self._identity:
                     self._identity.add("coo")
@@ -470,16 +585,19 @@ class Graph:
         other = "csc" if rows_are_src else "csr"
         if other in f:
             indptr, indices, eids = f[other]
-            f[name] = _sort.transpose_compressed(indptr, indices, eids, num_rows)
+            f[name] = sort.transpose_compressed(indptr, indices, eids, num_rows)
         else:
             src, dst, eids = f["coo"]
             keys, vals = (src, dst) if rows_are_src else (dst, src)
-            f[name] = _sort.coo_to_compressed(keys, vals, eids, num_rows)
+            f[name] = sort.coo_to_compressed(keys, vals, eids, num_rows)
 
     def _eids_or_arange(self, name: str) -> np.ndarray:
         a, b, eids = self._raw(name)
         if eids is None:
-            eids = np.arange(self._num_edges, dtype=self._idtype)
+            if self._device == "cuda":
+                eids = self._sorter().arange(self._num_edges, self._idtype)
+            else:
+                eids = np.arange(self._num_edges, dtype=self._idtype)
             self._formats[name] = (a, b, eids)
             # the arange is still the identity; kernels may keep skipping the indirection
         return eids
@@ -506,13 +624,14 @@ class Graph:
     # ------------------------------------------------------------------ queries and transforms
 
     def _degrees(self, compressed: str, coo_column: int, count: int) -> np.ndarray:
-        out = np.empty(count, dtype=self._idtype)
+        sort = self._sorter()
+        out = self._empty(count, self._idtype)
         if compressed in self._formats:
-            return _sort.degrees_from_indptr(self._formats[compressed][0], out)
+            return sort.degrees_from_indptr(self._formats[compressed][0], out)
         if "coo" in self._formats:
-            return _sort.histogram(self._formats["coo"][coo_column], count, self._idtype)
+            return sort.histogram(self._formats["coo"][coo_column], count, self._idtype)
         other = "csc" if compressed == "csr" else "csr"
-        return _sort.histogram(self._formats[other][1], count, self._idtype)
+        return sort.histogram(self._formats[other][1], count, self._idtype)
 
     def in_degrees(self) -> np.ndarray:
         """Number of in-edges of every destination node (multi-edges counted)."""
@@ -533,10 +652,12 @@ class Graph:
         if name is not None or eids is None:
             return src, dst
         if self._num_edge_ids != self._num_edges:
+            self._require_host("edges() with unused edge ids")
             order = np.argsort(eids, kind="stable")
             return src[order], dst[order]
-        out_src = _sort.scatter_by_eid(src, eids, np.empty_like(src))
-        out_dst = _sort.scatter_by_eid(dst, eids, np.empty_like(dst))
+        sort = self._sorter()
+        out_src = sort.scatter_by_eid(src, eids, self._empty(src.size, src.dtype))
+        out_dst = sort.scatter_by_eid(dst, eids, self._empty(dst.size, dst.dtype))
         return out_src, out_dst
 
     def reverse(self) -> "Graph":
@@ -558,7 +679,7 @@ class Graph:
         g = Graph(_num_src=self._num_dst, _num_dst=self._num_src, _num_edges=self._num_edges,
                   _num_edge_ids=self._num_edge_ids,
                   _idtype=self._idtype, _allowed={swap[f] for f in self._allowed}, _formats=formats,
-                  _identity={swap[f] for f in self._identity}, _is_block=self._is_block)
+                  _identity={swap[f] for f in self._identity}, _is_block=self._is_block, _device=self._device)
         g.edata = dict(self.edata)
         return g
 
@@ -576,6 +697,7 @@ class Graph:
         >>> s.edges()[0].tolist(), s.edges()[1].tolist(), kept.tolist()
         ([0, 1], [1, 0], [0, 3])
         """
+        self._require_host("simple()")
         indptr, indices, eids = self.sorted_csr()
         keep = _sort.mark_unique_sorted_rows(indptr, indices, not self._is_block, np.empty(indices.size, np.bool_))
         kept_before = np.zeros(indices.size + 1, dtype=np.int64)
@@ -593,6 +715,7 @@ class Graph:
 
         Two stable count sorts, to CSC and back; the graph's own CSR is not changed.
         """
+        self._require_host("sorted_csr()")
         if "csc" in self._formats or "csc" in self._allowed:
             indptr, indices, eids = self._raw("csc")
         elif "coo" in self._formats:
@@ -617,6 +740,7 @@ class Graph:
         """
         import scipy.sparse as sp
 
+        self._require_host("to_scipy()")
         if fmt not in FORMATS:
             raise ValueError(f"argument 'fmt': expected one of {list(FORMATS)}, found {fmt!r}")
         if data is None:
@@ -641,6 +765,7 @@ class Graph:
         """A ``networkx.MultiDiGraph`` with nodes ``0..n-1`` and an ``id`` attribute per edge."""
         import networkx as nx
 
+        self._require_host("to_networkx()")
         G = nx.MultiDiGraph()
         G.add_nodes_from(range(max(self._num_src, self._num_dst)))
         src, dst = self.edges()

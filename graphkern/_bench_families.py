@@ -12,18 +12,24 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
     """COO -> CSR (Graph500 kernel 1's core), CSR -> CSC with edge ids, and the bare stable count sort."""
     import scipy.sparse as sp
 
-    from .kernels.cpu import sort
+    from ._cuda import to_host
+
+    if ctx.on_gpu:
+        from .kernels.cuda import sort
+    else:
+        from .kernels.cpu import sort
 
     n = 1 << ctx.scale
     src, dst = ctx.src, ctx.dst
+    d_src, d_dst = ctx.to_backend(src), ctx.to_backend(dst)
     num_edges = src.size
     rows = []
 
     # COO -> CSR. SciPy's tocsr also sums duplicates; the check compares with a stable argsort instead.
-    ours = lambda: sort.coo_to_compressed(src, dst, None, n)  # noqa: E731
+    ours = ctx.timed(lambda: sort.coo_to_compressed(d_src, d_dst, None, n))
     ones = np.ones(num_edges, dtype=np.float32)
     peer = lambda: sp.coo_array((ones, (src, dst)), shape=(n, n)).tocsr()  # noqa: E731
-    indptr, indices, eids = ours()
+    indptr, indices, eids = (to_host(a) for a in ours())
     order = np.argsort(src, kind="stable")
     check = "equal" if (np.array_equal(eids, order) and np.array_equal(indices, dst[order])
                         and np.array_equal(indptr, np.searchsorted(src[order], np.arange(n + 1)))) else "MISMATCH"
@@ -33,9 +39,10 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
 
     # CSR -> CSC carrying edge ids: the reverse graph. SciPy's tocsc with data = edge ids does the same.
     csr = sp.csr_array((eids, indices, indptr), shape=(n, n))
-    ours = lambda: sort.transpose_compressed(indptr, indices, eids, n)  # noqa: E731
+    d_csr = [ctx.to_backend(a) for a in (indptr, indices, eids)]
+    ours = ctx.timed(lambda: sort.transpose_compressed(*d_csr, n))
     peer = csr.tocsc
-    t_indptr, t_indices, t_eids = ours()
+    t_indptr, t_indices, t_eids = (to_host(a) for a in ours())
     ref = peer()
     check = "equal" if (np.array_equal(t_indptr, ref.indptr) and np.array_equal(t_indices, ref.indices)
                         and np.array_equal(t_eids, ref.data)) else "MISMATCH"
@@ -44,10 +51,10 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
                     "edges/s", check))
 
     # The stable count sort by itself, against NumPy's stable (radix) argsort.
-    ours = lambda: sort.count_sort(dst, n, np.int32 if num_edges < 2**31 else np.int64)  # noqa: E731
+    ours = ctx.timed(lambda: sort.count_sort(d_dst, n, np.int32 if num_edges < 2**31 else np.int64))
     peer = lambda: np.argsort(dst, kind="stable")  # noqa: E731
     _, perm = ours()
-    check = "equal" if np.array_equal(perm, peer()) else "MISMATCH"
+    check = "equal" if np.array_equal(to_host(perm), peer()) else "MISMATCH"
     t_ours, t_peer = time_pair(ours, peer, ctx.repeat)
     rows.append(Row("convert", "stable count sort (perm)", t_ours, "numpy argsort stable", t_peer, num_edges,
                     "edges/s", check))
@@ -83,17 +90,22 @@ def bench_spmm(ctx: BenchContext) -> list[Row]:
     At_w = sp.csr_array((w[eids, 0], indices, indptr), shape=(n, n))
     rows = []
     name = f"(kron {scale}, F={F})"
+    from ._cuda import to_host
+
+    # on the cuda backend the graph and features go to the GPU once; the kernels then run there
+    gb, xb, wb = ctx.to_backend(g), ctx.to_backend(x), ctx.to_backend(w)
 
     def row(label, ours, peer_name, peer, ref, flops):
-        got = ours()
+        ours = ctx.timed(ours)
+        got = to_host(ours())
         check = "ok"
         if ref is not None:
             check = "equal" if np.allclose(got, ref, rtol=1e-4, atol=1e-2) else "MISMATCH"
         t_ours, t_peer = time_pair(ours, peer, ctx.repeat)
         rows.append(Row("spmm", f"{label} {name}", t_ours, peer_name, t_peer, flops, "GFLOP/s", check))
 
-    row("copy_u_sum", lambda: ops.copy_u_sum(g, x), "scipy A.T @ X", lambda: At @ x, At @ x, E * F)
-    row("u_mul_e_sum w:(E,1)", lambda: ops.u_mul_e_sum(g, x, w), "scipy A_w.T @ X", lambda: At_w @ x, At_w @ x,
+    row("copy_u_sum", lambda: ops.copy_u_sum(gb, xb), "scipy A.T @ X", lambda: At @ x, At @ x, E * F)
+    row("u_mul_e_sum w:(E,1)", lambda: ops.u_mul_e_sum(gb, xb, wb), "scipy A_w.T @ X", lambda: At_w @ x, At_w @ x,
         2 * E * F)
     dense_max = None
     if E:
@@ -103,13 +115,13 @@ def bench_spmm(ctx: BenchContext) -> list[Row]:
         dense_max = np.full((n, F), -np.inf, np.float32)
         np.maximum.at(dense_max, dst_of_slot, x[indices])
         dense_max[np.isinf(dense_max)] = 0
-    row("copy_u_max", lambda: ops.copy_u_max(g, x), "numpy maximum.at", None, dense_max, E * F)
+    row("copy_u_max", lambda: ops.copy_u_max(gb, xb), "numpy maximum.at", None, dense_max, E * F)
     s, d = g.edges()
     ref_dot = np.einsum("ij,ij->i", x[s], x[d])[:, None]
-    row("u_dot_v", lambda: ops.u_dot_v(g, x, x), "numpy gather+einsum",
+    row("u_dot_v", lambda: ops.u_dot_v(gb, xb, xb), "numpy gather+einsum",
         lambda: np.einsum("ij,ij->i", x[s], x[d]), ref_dot, 2 * E * F)
-    logits = rng.standard_normal((E, 1), dtype=np.float32)
-    row("edge_softmax H=1", lambda: edge_softmax(g, logits), "", None, None, 3 * E)
+    logits = ctx.to_backend(rng.standard_normal((E, 1), dtype=np.float32))
+    row("edge_softmax H=1", lambda: edge_softmax(gb, logits), "", None, None, 3 * E)
     return rows
 
 
@@ -135,14 +147,17 @@ def bench_bfs(ctx: BenchContext) -> list[Row]:
     rows = []
     peer = lambda: [breadth_first_order(A, r, return_predecessors=True) for r in roots.tolist()]  # noqa: E731
     t_peer = None
+    from ._cuda import to_host
+
+    gb = ctx.to_backend(g)
     for algorithm in ("direction_optimizing", "top_down", "spmsv"):
         checks = []
         for r in roots.tolist():
-            res = bfs(g, r, algorithm=algorithm)
+            res = bfs(gb, r, algorithm=algorithm)
             graph500.validate(g, r, res.parents, res.levels)
-            checks.append(graph500.traversed_edges(src, dst, res.parents))
+            checks.append(graph500.traversed_edges(src, dst, to_host(res.parents)))
         nedge = float(np.mean(checks))
-        ours = lambda a=algorithm: [bfs(g, r, algorithm=a) for r in roots.tolist()]  # noqa: E731
+        ours = ctx.timed(lambda a=algorithm: [bfs(gb, r, algorithm=a) for r in roots.tolist()])
         # SciPy is timed alternately with the first algorithm only: it is slow, and the same search
         t_ours, first_peer = time_pair(ours, peer if t_peer is None else None, ctx.repeat)
         t_peer = first_peer if t_peer is None else t_peer

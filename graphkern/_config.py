@@ -93,13 +93,16 @@ def cuda_status() -> tuple[bool, str]:
 def resolve_backend(backend: str | None, *arrays) -> str:
     """The concrete backend (``"cpu"`` or ``"cuda"``) for a call.
 
-    ``auto`` picks cuda only when an input already lives on a GPU (``__cuda_array_interface__``), so
+    ``auto`` picks cuda only when an input already lives on a GPU (a device array or a graph on the GPU), so
     host data never takes a round trip it did not ask for. An explicit cuda without a usable GPU raises
     :class:`BackendUnavailableError` saying why.
     """
+    from ._cuda import is_device_array
+
     name = get_backend() if backend is None else _parse_backend(backend, "argument 'backend'")
     if name == "auto":
-        on_device = any(hasattr(a, "__cuda_array_interface__") for a in arrays if a is not None)
+        # a graph (or dynamic graph) whose arrays live on the GPU counts as device data
+        on_device = any(is_device_array(a) or getattr(a, "_device", None) == "cuda" for a in arrays if a is not None)
         if not on_device:
             return "cpu"
         name = "cuda"

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ._cuda import is_device_array  # noqa: F401  (re-exported: one definition for both modules)
+
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 INT32_MAX = int(np.iinfo(np.int32).max)
 
@@ -40,11 +42,6 @@ def check_choice(name: str, value: Any, choices) -> str:
         valid = ", ".join(repr(c) for c in choices)
         raise ValueError(f"argument '{name}': expected one of {valid}, found {value!r}")
     return value
-
-
-def is_device_array(obj: Any) -> bool:
-    """True for objects that live on a CUDA device (numba device arrays, CuPy, torch CUDA tensors)."""
-    return hasattr(obj, "__cuda_array_interface__")
 
 
 def to_host_array(name: str, obj: Any) -> np.ndarray:

@@ -59,6 +59,33 @@ class BenchContext:
     dst: np.ndarray = None
     cache: dict = field(default_factory=dict)
 
+    @property
+    def on_gpu(self) -> bool:
+        return self.backend == "cuda"
+
+    def to_backend(self, obj):
+        """An array or Graph where the backend runs: on the GPU for cuda (copied once), else as it is."""
+        if not self.on_gpu:
+            return obj
+        from . import _cuda
+        from .graph import Graph
+
+        return obj.to("cuda") if isinstance(obj, Graph) else _cuda.to_device("bench input", obj)
+
+    def timed(self, func: Callable[[], object]) -> Callable[[], object]:
+        """``func`` made safe to time: on the GPU it waits for the device before returning."""
+        if not self.on_gpu:
+            return func
+
+        def synced():
+            from numba import cuda
+
+            result = func()
+            cuda.synchronize()
+            return result
+
+        return synced
+
 
 _FAMILIES: list[tuple[str, Callable[[BenchContext], list[Row]]]] = []
 

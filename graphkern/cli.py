@@ -24,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="a small graph and fewer repeats (seconds)")
     bench.add_argument("--repeat", type=_positive_int, default=None, help="timed calls per kernel (default 5)")
     bench.add_argument("--threads", type=_positive_int, default=None, help="Numba threads (default: all)")
-    bench.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
+    bench.add_argument("--backend", default=None, choices=["cpu", "cuda"],
+                       help="where the kernels run (default: GRAPHKERN_BACKEND, cpu under auto)")
     bench.add_argument("--family", action="append", help="run only this family (repeatable)")
     bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -89,8 +90,15 @@ def main(argv=None) -> int:
             numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
         scale = args.scale if args.scale is not None else (16 if args.quick else 20)
         repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
+        from ._config import get_backend
+
+        backend = args.backend or ("cuda" if get_backend() == "cuda" else "cpu")
+        if backend == "cuda":
+            from ._cuda import require_cuda
+
+            require_cuda()  # says why before a graph is generated
         try:
-            run_bench(scale, edgefactor=args.edgefactor, repeat=repeat, quick=args.quick, backend=args.backend,
+            run_bench(scale, edgefactor=args.edgefactor, repeat=repeat, quick=args.quick, backend=backend,
                       families=args.family, progress=not args.no_progress, as_json=args.json)
         except RuntimeError as exc:
             print(exc, file=sys.stderr)

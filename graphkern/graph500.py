@@ -151,8 +151,12 @@ def validate(g, source: int, parents, levels=None, *, directed: bool = False) ->
     ...
     graphkern.errors.Graph500ValidationError: Graph500 rule 5 (parent edge exists) failed at vertex 2: ...
     """
+    from ._cuda import to_host
+
+    g = g.to("cpu")  # the check reads the edge list on the host (device results come back once)
     n = g.num_src
-    parents = np.asarray(parents)
+    parents = to_host(parents)
+    levels = None if levels is None else to_host(levels)
     if parents.shape != (n,):
         raise Graph500ValidationError(f"parents has shape {parents.shape}, expected ({n},)")
     if parents.dtype.kind not in "iu":

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _broadcast
-from ._validate import check_choice, is_device_array
+from . import _broadcast, _cuda
+from ._config import resolve_backend
+from ._validate import check_choice
 from .dispatch import Plan, how_to_build, plan, register_planner, select_format
 from .kernels.cpu import edge_softmax as _softmax_cpu
 from .kernels.cpu import sddmm as _sddmm_cpu
@@ -29,6 +30,7 @@ SPMM_REDUCERS = _spmm_cpu.REDUCERS
 SDDMM_OPS = _sddmm_cpu.OPS
 TARGETS = ("u", "v", "e")
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_DEVICE_FLOAT_DTYPES = (np.dtype(np.float16),) + _FLOAT_DTYPES
 # Partitions per thread for the destination-parallel kernels: enough that a few heavy rows even out.
 _PARTS_PER_THREAD = 8
 
@@ -41,26 +43,45 @@ def _graph_of(g):
     return g
 
 
-def _feature(name: str, arr, rows: int, what: str) -> np.ndarray:
-    """A float feature array with ``rows`` rows, C-contiguous; 1-D means one scalar per row."""
-    if is_device_array(arr):
-        raise TypeError(f"argument '{name}': expected a host array, found a CUDA device array; "
-                        f"device arrays need backend='cuda'")
-    if not isinstance(arr, np.ndarray):
+def _where(g, backend, *arrays) -> bool:
+    """Resolve the backend of a call: True for cuda (a device graph or device inputs under auto, or asked
+    for), False for cpu, where a graph on the GPU is refused."""
+    on_device = resolve_backend(backend, g, *arrays) == "cuda"
+    if not on_device:
+        g._require_host("the cpu backend")
+    return on_device
+
+
+def _feature(name: str, arr, rows: int, what: str, on_device: bool = False):
+    """A float feature array with ``rows`` rows, C-contiguous; 1-D means one scalar per row.
+
+    On the cuda backend the result is a device array: device input is adopted without a copy (float16
+    allowed), host input is checked here and then copied to the device once."""
+    if _cuda.is_device_array(arr):
+        if not on_device:
+            raise TypeError(f"argument '{name}': expected a host array, found a CUDA device array; "
+                            f"device arrays need backend='cuda'")
+        arr = _cuda.adopt(arr)
+    elif not isinstance(arr, np.ndarray):
         if hasattr(arr, "detach") and hasattr(arr, "numpy"):
             arr = arr.detach().numpy()
         else:
             raise TypeError(f"argument '{name}': expected a NumPy array, found {type(arr).__name__}")
-    if arr.dtype not in _FLOAT_DTYPES:
+    allowed = _DEVICE_FLOAT_DTYPES if on_device else _FLOAT_DTYPES
+    if np.dtype(arr.dtype) not in allowed:
+        if on_device:
+            raise TypeError(f"argument '{name}': expected float16, float32 or float64, found {arr.dtype}")
         hint = " (float16 runs on the cuda backend only)" if arr.dtype == np.float16 else ""
         raise TypeError(f"argument '{name}': expected float32 or float64, found {arr.dtype}{hint}")
     if arr.ndim == 0:
         raise ValueError(f"argument '{name}': expected at least 1-D (one row per {what}), found a scalar")
     if arr.shape[0] != rows:
         raise ValueError(f"argument '{name}': expected {rows} rows (one per {what}), found shape {arr.shape}")
-    if not arr.flags.c_contiguous:
+    if not _cuda.is_c_contiguous(arr):
         raise ValueError(f"argument '{name}': expected a C-contiguous array, found strides {arr.strides}; "
                          f"pass np.ascontiguousarray({name})")
+    if on_device and isinstance(arr, np.ndarray):
+        arr = _cuda.to_device(name, arr)
     return arr
 
 
@@ -108,7 +129,7 @@ def _feature_shape(arr):
 
 # ------------------------------------------------------------------------------------------------ spmm
 
-def _check_spmm(g, op, reduce, ufeat, efeat):
+def _check_spmm(g, op, reduce, ufeat, efeat, on_device=False):
     check_choice("op", op, SPMM_OPS)
     check_choice("reduce", reduce, SPMM_REDUCERS)
     uses_x, uses_w = op != "copy_rhs", op != "copy_lhs"
@@ -120,8 +141,8 @@ def _check_spmm(g, op, reduce, ufeat, efeat):
         raise ValueError("argument 'ufeat': op 'copy_rhs' reads only efeat; pass ufeat=None")
     if not uses_w and efeat is not None:
         raise ValueError("argument 'efeat': op 'copy_lhs' reads only ufeat; pass efeat=None")
-    x = _feature("ufeat", ufeat, g.num_src, "source node") if uses_x else None
-    w = _feature("efeat", efeat, g.num_edge_ids, _edge_word(g)) if uses_w else None
+    x = _feature("ufeat", ufeat, g.num_src, "source node", on_device) if uses_x else None
+    w = _feature("efeat", efeat, g.num_edge_ids, _edge_word(g), on_device) if uses_w else None
     if x is not None and w is not None and x.dtype != w.dtype:
         raise TypeError(f"arguments 'ufeat' and 'efeat': expected the same dtype, found {x.dtype} and {w.dtype}")
     bcast = _broadcast.analyse(op, _feature_shape(x) if x is not None else (),
@@ -170,6 +191,9 @@ def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=
             raise ValueError(f"argument 'format': the graph does not allow {format!r} (allowed formats: "
                              f"{g.formats()})")
         if format == "csr":
+            if backend == "cuda":
+                raise ValueError("argument 'format': the cuda backend runs spmm on the 'csc' or the 'coo'; "
+                                 "found 'csr'")
             if reduce not in ("sum", "mean"):
                 raise ValueError(f"argument 'format': the csr (destination-tiled) kernel reduces by sum or mean, "
                                  f"found reduce={reduce!r}; use 'csc' or 'coo'")
@@ -231,17 +255,25 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
     ([4.0, 0.0, 2.0], [2, -1, 1])
     """
     g = _graph_of(g)
-    x, w, bcast = _check_spmm(g, op, reduce, ufeat, efeat)
+    on_device = _where(g, backend, ufeat, efeat)
+    x, w, bcast = _check_spmm(g, op, reduce, ufeat, efeat, on_device)
     with_arg = bool(return_arg) and reduce in ("max", "min")
     if return_arg and not with_arg:
         raise ValueError(f"argument 'return_arg': arg outputs exist for max and min, found reduce={reduce!r}")
-    the_plan = plan(g, "spmm", backend, (ufeat, efeat), op=op, reduce=reduce,
+    the_plan = plan(g, "spmm", "cuda" if on_device else "cpu", (), op=op, reduce=reduce,
                     format=format, return_arg=with_arg)
-    if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
-        raise NotImplementedError("the cuda backend for spmm is not part of this version")
-    dtype = (x if x is not None else w).dtype
     squeeze = (x is None or x.ndim == 1) and (w is None or w.ndim == 1)
     out_shape = (g.num_dst,) + bcast.out_shape
+    if on_device:
+        from . import _sparse_cuda
+
+        out, arg_u, arg_e = _sparse_cuda.spmm(g, the_plan, op, reduce, x, w, bcast, with_arg)
+        shape = (g.num_dst,) if squeeze else out_shape
+        out = out.reshape(*shape)
+        if with_arg:
+            return out, *(a.reshape(*shape) if a is not None else None for a in (arg_u, arg_e))
+        return out
+    dtype = (x if x is not None else w).dtype
     out = np.zeros((g.num_dst, bcast.out_len), dtype=dtype)
     arg_u = arg_e = None
     if with_arg:
@@ -305,15 +337,28 @@ def _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, arg_u, ar
 
 # ----------------------------------------------------------------------------------------------- sddmm
 
-def _operand(name, arr, target, g):
+def _operand(name, arr, target, g, on_device=False):
     rows = {"u": g.num_src, "v": g.num_dst, "e": g.num_edge_ids}[target]
     what = {"u": "source node", "v": "destination node", "e": _edge_word(g)}[target]
-    return _feature(name, arr, rows, what)
+    return _feature(name, arr, rows, what, on_device)
 
 
 @register_planner("sddmm")
 def _plan_sddmm(g, backend, op="dot", lhs_target="u", rhs_target="v", format=None):
     supported = ("coo", "csr")
+    if backend == "cuda":
+        # the GPU kernel walks an edge list: the COO, or a compressed format expanded once and cached
+        if format is not None:
+            check_choice("format", format, ("coo", "csr", "csc"))
+            if not g.allows_format(format):
+                raise ValueError(f"argument 'format': the graph does not allow {format!r} (allowed formats: "
+                                 f"{g.formats()})")
+            fmt, reasons = format, [f"format={format!r} was asked for"]
+        else:
+            fmt, reasons = select_format(g, "coo", ("coo", "csr", "csc"))
+        return Plan("sddmm", backend, fmt, f"sddmm_coo_{lhs_target}_{op}_{rhs_target}", how_to_build(g, fmt),
+                    tuple(reasons) + (("edge-parallel over the edge list (the compressed rows expanded once)"
+                                       if fmt != "coo" else "edge-parallel over the edge list"),))
     if format is not None:
         check_choice("format", format, supported)
         if not g.allows_format(format):
@@ -363,23 +408,27 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
     check_choice("op", op, SDDMM_OPS)
     check_choice("lhs_target", lhs_target, TARGETS)
     check_choice("rhs_target", rhs_target, TARGETS)
+    on_device = _where(g, backend, lhs, rhs)
     uses_l, uses_r = op != "copy_rhs", op != "copy_lhs"
     if uses_l and lhs is None:
         raise ValueError(f"argument 'lhs': op '{op}' needs it, found None")
     if uses_r and rhs is None:
         raise ValueError(f"argument 'rhs': op '{op}' needs it, found None")
-    L = _operand("lhs", lhs, lhs_target, g) if uses_l else None
-    R = _operand("rhs", rhs, rhs_target, g) if uses_r else None
+    L = _operand("lhs", lhs, lhs_target, g, on_device) if uses_l else None
+    R = _operand("rhs", rhs, rhs_target, g, on_device) if uses_r else None
     if L is not None and R is not None and L.dtype != R.dtype:
         raise TypeError(f"arguments 'lhs' and 'rhs': expected the same dtype, found {L.dtype} and {R.dtype}")
     bcast = _broadcast.analyse(op, _feature_shape(L) if L is not None else (),
                                _feature_shape(R) if R is not None else (), "lhs", "rhs")
-    the_plan = plan(g, "sddmm", backend, (lhs, rhs), op=op, lhs_target=lhs_target, rhs_target=rhs_target,
-                    format=format)
-    if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
-        raise NotImplementedError("the cuda backend for sddmm is not part of this version")
-    dtype = (L if L is not None else R).dtype
+    the_plan = plan(g, "sddmm", "cuda" if on_device else "cpu", (), op=op, lhs_target=lhs_target,
+                    rhs_target=rhs_target, format=format)
     squeeze = (L is None or L.ndim == 1) and (R is None or R.ndim == 1) and op != "dot"
+    if on_device:
+        from . import _sparse_cuda
+
+        out = _sparse_cuda.sddmm(g, the_plan, op, L, R, lhs_target, rhs_target, bcast)
+        return out.reshape(*((g.num_edge_ids,) if squeeze else (g.num_edge_ids,) + bcast.out_shape))
+    dtype = (L if L is not None else R).dtype
     # unused edge ids (a graph whose id space exceeds its edges) read 0
     alloc = np.empty if g.num_edge_ids == g.num_edges else np.zeros
     out = alloc((g.num_edge_ids, bcast.out_len), dtype=dtype)
@@ -420,7 +469,7 @@ def _plan_edge_softmax(g, backend, norm_by="dst"):
     num_nodes = g.num_dst if norm_by == "dst" else g.num_src
     order_fmt = next((f for f in ("coo", "csr" if norm_by == "dst" else "csc") if g.eids_are_identity(f)), None)
     dense_enough = g.num_edges >= _softmax_cpu.EDGE_ORDER_CHUNKS * max(num_nodes, 1)
-    if not g.eids_are_identity(fmt) and order_fmt is not None and dense_enough:
+    if backend == "cpu" and not g.eids_are_identity(fmt) and order_fmt is not None and dense_enough:
         return Plan("edge_softmax", backend, order_fmt, "edge_softmax_edge_order", None,
                     (f"edge ids follow the {order_fmt}: stream edges in id order, reduce into per-node arrays",))
     if not g.allows_format(fmt):
@@ -447,10 +496,13 @@ def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
     """
     g = _graph_of(g)
     check_choice("norm_by", norm_by, ("dst", "src"))
-    z = _feature("logits", logits, g.num_edge_ids, _edge_word(g))
-    the_plan = plan(g, "edge_softmax", backend, (logits,), norm_by=norm_by)
-    if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
-        raise NotImplementedError("the cuda backend for edge_softmax is not part of this version")
+    on_device = _where(g, backend, logits)
+    z = _feature("logits", logits, g.num_edge_ids, _edge_word(g), on_device)
+    the_plan = plan(g, "edge_softmax", "cuda" if on_device else "cpu", (), norm_by=norm_by)
+    if on_device:
+        from . import _sparse_cuda
+
+        return _sparse_cuda.edge_softmax(g, the_plan, z)
     z2 = _as_rows(z)
     out = np.empty_like(z2) if g.num_edge_ids == g.num_edges else np.zeros_like(z2)  # unused ids read 0
     if g.num_edges and z2.shape[1]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._config import resolve_backend
+from ._cuda import to_host
 from ._validate import check_choice, check_int_scalar
 from .dispatch import Plan, how_to_build, plan, register_planner
 from .kernels.cpu import bfs as _bfs
@@ -45,11 +47,11 @@ class BFSResult:
 
     @property
     def num_reached(self) -> int:
-        return int(np.count_nonzero(self.parents >= 0))
+        return int(np.count_nonzero(to_host(self.parents) >= 0))
 
     @property
     def depth(self) -> int:
-        return int(self.levels.max()) if self.levels.size else 0
+        return int(to_host(self.levels).max()) if self.levels.size else 0
 
 
 @register_planner("bfs")
@@ -123,10 +125,23 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
     _check_graph(g)
     if (source is None) == (sources is None):
         raise ValueError("arguments 'source' and 'sources': give exactly one of them")
-    the_plan = plan(g, "bfs", backend, algorithm=algorithm)
-    if the_plan.backend != "cpu":  # pragma: no cover - the CUDA family registers its own path
-        raise NotImplementedError("the cuda backend for bfs is not part of this version")
+    concrete = resolve_backend(backend, g)
+    if concrete == "cpu":
+        g._require_host("the cpu backend")
+    the_plan = plan(g, "bfs", concrete, algorithm=algorithm)
     chosen = the_plan.kernel[len("bfs_"):]
+    if concrete == "cuda":
+        from ._bfs_cuda import search as search_on_device
+
+        if sources is not None:
+            if batch:
+                raise ValueError("argument 'batch': batched multi-source searches run on the cpu backend; the "
+                                 "cuda backend runs the sources one after another")
+            roots = [check_int_scalar("sources[i]", s, low=0, high=g.num_src - 1)
+                     for s in np.asarray(sources).tolist()]
+            return [search_on_device(g, r, chosen, alpha, beta) for r in roots]
+        root = check_int_scalar("source", source, low=0, high=g.num_src - 1)
+        return search_on_device(g, root, chosen, alpha, beta)
     if sources is not None:
         roots = [check_int_scalar("sources[i]", s, low=0, high=g.num_src - 1) for s in np.asarray(sources).tolist()]
         if batch is None:

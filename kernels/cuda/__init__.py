@@ -1,6 +1,7 @@
 """CUDA twins of the kernels in ``graphkern.kernels.cpu`` (numba-cuda), same module and function names.
 
-Not in this version: the CUDA backend is an open issue. Until it lands, ``backend="cuda"`` raises
-``graphkern.BackendUnavailableError`` without a usable device, and the public functions refuse device
-arrays with a message that says so; nothing falls back to the CPU silently.
+Importing any module here imports ``numba.cuda``; graphkern does that only on the CUDA path, after
+``NUMBA_ENABLE_CUDASIM`` has had its chance to be set. Kernels use grid-stride loops, so a launch shape
+(:mod:`.launch`) is a performance choice, never a correctness one: the simulator runs the same kernels
+on one small block.
 """

@@ -1,0 +1,239 @@
+"""``DynamicGraph(n, backend="cuda")``: the packed memory array, its ids and degrees on the GPU.
+
+The same layout, rules and results as the CPU class (graphkern.graph.dynamic): walls, density bounds,
+tombstones, rebuilds, ids reused last-freed first in key order. Every per-edge step is a kernel of
+:mod:`graphkern.kernels.cuda.gpma`; the host loop sees only counts (how many keys are effective, how
+many stay pending after a level). Batches may be host arrays (checked on the host, copied once) or
+device arrays (checked on the device).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _cuda
+from .dynamic import DynamicGraph, _layout
+
+
+def _grid(n):
+    from ..kernels.cuda.launch import grid_1d
+
+    return grid_1d(max(int(n), 1))
+
+
+def _scan(flags):
+    """``(ranks, total)``: the exclusive scan of 0/1 flags and their sum."""
+    from ..kernels.cuda.sort import exclusive_scan
+
+    ranks = _cuda.empty(flags.size + 1, np.int64)
+    exclusive_scan(flags, ranks)
+    return ranks, int(ranks[flags.size:].copy_to_host()[0])
+
+
+class CudaDynamicGraph(DynamicGraph):
+    """The GPU twin of :class:`~graphkern.DynamicGraph` (made by ``DynamicGraph(n, backend="cuda")``)."""
+
+    def __init__(self, num_nodes: int, *, backend=None):
+        from ..kernels.cuda import gpma as K
+
+        _cuda.require_cuda()
+        self._n = self._check_nodes(num_nodes)
+        self._device = "cuda"
+        self._out_deg = _cuda.zeros(self._n, np.int64)
+        self._in_deg = _cuda.zeros(self._n, np.int64)
+        self._free = _cuda.empty(16, np.int64)  # a stack of freed ids on the device
+        self._free_count = 0
+        self._next_id = 0
+        self._live = 0
+        self._tombs = 0
+        walls = _cuda.empty(self._n, np.int64)
+        if self._n:
+            K.wall_keys[_grid(self._n)](walls)
+        self._rebuild(walls, _cuda.full(self._n, int(K.EMPTY), np.int64))
+
+    def out_degrees(self):
+        return self._copy(self._out_deg)
+
+    def in_degrees(self):
+        return self._copy(self._in_deg)
+
+    @staticmethod
+    def _copy(arr):
+        out = _cuda.empty(arr.size, arr.dtype)
+        out.copy_to_device(arr)
+        return out
+
+    def _rebuild(self, keys, eids):
+        from ..kernels.cuda import gpma as K
+
+        m = keys.size
+        self._cap, self._leaf, self._height, self._upper = _layout(m)
+        self._keys = _cuda.empty(self._cap, np.int64)
+        self._eids = _cuda.empty(self._cap, np.int64)
+        self._row_off = _cuda.zeros(self._n + 1, np.int64)
+        self._scratch = None
+        if self._n:
+            K.spread[_grid(self._cap)](keys, eids, m, self._keys, self._eids, 0, self._cap, self._leaf,
+                                       self._row_off)
+        self._tombs = 0
+
+    def _batch(self, name, pair):
+        if pair is None:
+            return super()._batch(name, pair)  # empty: apply() skips it
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"argument '{name}': expected a pair (src, dst), found {type(pair).__name__}")
+        if _cuda.is_device_array(pair[0]) or _cuda.is_device_array(pair[1]):
+            src = _cuda.index_array(f"{name}[0]", _cuda.to_device(f"{name}[0]", pair[0]), np.int64)
+            dst = _cuda.index_array(f"{name}[1]", _cuda.to_device(f"{name}[1]", pair[1]), np.int64)
+            if src.size != dst.size:
+                raise ValueError(f"argument '{name}': expected src and dst of equal lengths, found {src.size} and "
+                                 f"{dst.size}")
+            _cuda.check_ids_in_range(f"{name}[0]", src, self._n)
+            _cuda.check_ids_in_range(f"{name}[1]", dst, self._n)
+            return src, dst
+        src, dst = super()._batch(name, pair)  # checked on the host, then copied once
+        return _cuda.to_device(name, src), _cuda.to_device(name, dst)
+
+    def _unique_keys(self, src, dst):
+        """The batch's distinct ``src << 32 | dst`` keys, sorted (a radix sort on ``src * n + dst``)."""
+        from ..kernels.cuda import gpma as K
+        from ..kernels.cuda.sort import sort_permutation
+
+        k = src.size
+        compact = _cuda.empty(k, np.int64)
+        K.batch_keys[_grid(k)](src, dst, self._n, compact)
+        perm = sort_permutation(compact, self._n * self._n, np.int64)
+        flags = _cuda.empty(k, np.int64)
+        K.mark_first_of_runs[_grid(k)](compact, perm, flags)
+        ranks, total = _scan(flags)
+        out = _cuda.empty(total, np.int64)
+        K.scatter_unique[_grid(k)](compact, perm, flags, ranks, self._n, out)
+        return out
+
+    def _delete(self, src, dst) -> int:
+        from ..kernels.cuda import gpma as K
+
+        keys = self._unique_keys(src, dst)
+        k = keys.size
+        slot_of = _cuda.empty(k, np.int64)
+        flags = _cuda.empty(k, np.int64)
+        K.find_deletions[_grid(k)](self._keys, self._eids, self._leaf, self._num_leaves, keys, slot_of, flags)
+        ranks, count = _scan(flags)
+        if count == 0:
+            return 0
+        if self._free_count + count > self._free.size:
+            grown = _cuda.empty(2 * (self._free_count + count), np.int64)
+            if self._free_count:
+                grown[:self._free_count].copy_to_device(self._free[:self._free_count])
+            self._free = grown
+        freed = self._free[self._free_count:self._free_count + count]
+        K.apply_deletions[_grid(k)](keys, slot_of, ranks, self._eids, self._out_deg, self._in_deg, freed)
+        self._free_count += count
+        self._live -= count
+        self._tombs += count
+        return count
+
+    def _insert(self, src, dst) -> int:
+        from ..kernels.cuda import gpma as K
+
+        keys = self._unique_keys(src, dst)
+        k = keys.size
+        leaf_of = _cuda.empty(k, np.int64)
+        slot_of = _cuda.empty(k, np.int64)
+        effective = _cuda.empty(k, np.int64)
+        new = _cuda.empty(k, np.int64)
+        K.classify_inserts[_grid(k)](self._keys, self._eids, self._leaf, self._num_leaves, keys, leaf_of, slot_of,
+                                     effective, new)
+        ranks, count = _scan(effective)
+        if count == 0:
+            return 0
+        reuse = min(count, self._free_count)
+        ids = _cuda.empty(k, np.int64)
+        K.assign_ids[_grid(k)](keys, effective, ranks, self._free, self._free_count, reuse, self._next_id, slot_of,
+                               self._eids, self._out_deg, self._in_deg, ids)
+        self._free_count -= reuse
+        self._next_id += count - reuse
+        new_ranks, pending = _scan(new)
+        self._tombs -= count - pending  # the revived tombstones
+        self._live += count
+        if pending:
+            p_keys = _cuda.empty(pending, np.int64)
+            p_ids = _cuda.empty(pending, np.int64)
+            p_leaves = _cuda.empty(pending, np.int64)
+            K.compact3[_grid(k)](new, new_ranks, keys, ids, leaf_of, p_keys, p_ids, p_leaves, 0)
+            self._place(p_keys, p_ids, p_leaves)
+        return count
+
+    def _place(self, keys, ids, windows):
+        """GPMA+'s bottom-up rebalance, a level per iteration of this host loop."""
+        from ..kernels.cuda import gpma as K
+
+        level = 0
+        if self._scratch is None:
+            self._scratch = (_cuda.empty(self._cap, np.int64), _cuda.empty(self._cap, np.int64))
+        while keys.size:
+            if level > self._height:  # the root would overflow: rebuild with room for everything
+                live_k, live_e = self._live_elements()
+                out_k = _cuda.empty(live_k.size + keys.size, np.int64)
+                out_e = _cuda.empty(live_k.size + keys.size, np.int64)
+                K.merge_sorted[_grid(out_k.size)](live_k, live_e, live_k.size, keys, ids, keys.size, out_k, out_e)
+                self._rebuild(out_k, out_e)
+                return
+            k = keys.size
+            flags = _cuda.empty(k, np.int64)
+            K.mark_groups[_grid(k)](windows, flags)
+            ranks, groups = _scan(flags)
+            starts = _cuda.empty(groups, np.int64)
+            K.group_starts[_grid(k)](flags, ranks, starts)
+            done = _cuda.empty(groups, np.int64)
+            K.rebalance_level[_grid(groups)](self._keys, self._eids, self._leaf, level, int(self._upper[level]),
+                                             windows, keys, ids, starts, groups, k, self._row_off, done,
+                                             *self._scratch)
+            keep = _cuda.empty(k, np.int64)
+            K.keep_pending[_grid(k)](flags, ranks, done, keep)
+            keep_ranks, left = _scan(keep)
+            next_keys = _cuda.empty(left, np.int64)
+            next_ids = _cuda.empty(left, np.int64)
+            next_windows = _cuda.empty(left, np.int64)
+            if left:
+                K.compact3[_grid(k)](keep, keep_ranks, keys, ids, windows, next_keys, next_ids, next_windows, 1)
+            keys, ids, windows = next_keys, next_ids, next_windows
+            level += 1
+
+    def _live_elements(self):
+        from ..kernels.cuda import gpma as K
+
+        flags = _cuda.empty(self._cap, np.int64)
+        K.mark_live[_grid(self._cap)](self._keys, self._eids, flags)
+        ranks, total = _scan(flags)
+        out_k = _cuda.empty(total, np.int64)
+        out_e = _cuda.empty(total, np.int64)
+        spare = _cuda.empty(total, np.int64)
+        K.compact3[_grid(self._cap)](flags, ranks, self._keys, self._eids, self._eids, out_k, out_e, spare, 0)
+        return out_k, out_e
+
+    def _csr(self):
+        from ..kernels.cuda import gpma as K
+        from ..kernels.cuda.sort import exclusive_scan
+
+        indptr = _cuda.empty(self._n + 1, np.int64)
+        exclusive_scan(self._out_deg, indptr)
+        indices = _cuda.empty(self._live, np.int64)
+        eids = _cuda.empty(self._live, np.int64)
+        if self._n:
+            K.forward_csr[_grid(self._n)](self._keys, self._eids, self._row_off, indptr, indices, eids)
+        return indptr, indices, eids
+
+    def edges(self):
+        """``(src, dst, eids)`` of the live edges in key order, as device arrays."""
+        from ..kernels.cuda.sort import expand_indptr
+
+        indptr, indices, eids = self._csr()
+        return expand_indptr(indptr, _cuda.empty(indices.size, np.int64)), indices, eids
+
+    def snapshot(self):
+        """The graph now as a device :class:`~graphkern.Graph` (CSR from the packed order, stable ids)."""
+        from .graph import Graph
+
+        indptr, indices, eids = self._csr()
+        return Graph.from_csr(indptr, indices, eids, num_dst=self._n, num_edge_ids=self._next_id)

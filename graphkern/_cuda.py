@@ -1,0 +1,153 @@
+"""Host-side helpers of the CUDA backend: recognising device arrays, adopting them without copies,
+validating device input with small device reductions, and moving arrays between host and device.
+
+``numba.cuda`` is imported inside the functions, so importing graphkern never touches CUDA (the
+simulator switch ``NUMBA_ENABLE_CUDASIM`` must be set before the first import of ``numba.cuda``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import BackendUnavailableError
+
+
+def is_device_array(obj: Any) -> bool:
+    """True for CUDA device data: numba device arrays, any ``__cuda_array_interface__`` object (CuPy,
+    torch CUDA tensors), and the simulator's device arrays (which carry no such interface)."""
+    return hasattr(obj, "__cuda_array_interface__") or type(obj).__name__ == "FakeCUDAArray"
+
+
+def require_cuda() -> None:
+    """Raise :class:`BackendUnavailableError` saying why when no GPU (nor the simulator) is usable."""
+    from ._config import cuda_status
+
+    ok, why = cuda_status()
+    if not ok:
+        raise BackendUnavailableError(f"backend 'cuda' is not usable: {why}")
+
+
+def adopt(obj: Any):
+    """A numba device array viewing ``obj``'s device memory (no copy), or ``obj`` if it is one already."""
+    from numba import cuda
+
+    if type(obj).__name__ == "FakeCUDAArray" or cuda.devicearray.is_cuda_ndarray(obj):
+        return obj
+    return cuda.as_cuda_array(obj)
+
+
+def to_device(name: str, obj: Any):
+    """``obj`` on the device: device arrays are adopted as they are, host arrays copied once."""
+    from numba import cuda
+
+    from ._validate import to_host_array
+
+    require_cuda()
+    if is_device_array(obj):
+        return adopt(obj)
+    return cuda.to_device(np.ascontiguousarray(to_host_array(name, obj)))
+
+
+def to_host(obj: Any) -> np.ndarray:
+    """A NumPy copy of a device array (a host array is returned as it is)."""
+    if is_device_array(obj):
+        return adopt(obj).copy_to_host()
+    return np.asarray(obj)
+
+
+def empty(shape, dtype):
+    from numba import cuda
+
+    return cuda.device_array(shape, dtype)
+
+
+def zeros(shape, dtype):
+    return full(shape, 0, dtype)
+
+
+def full(shape, value, dtype):
+    from .kernels.cuda.sort import fill
+
+    out = empty(shape, dtype)
+    if out.size:
+        fill(out.reshape(out.size), value)
+    return out
+
+
+def is_c_contiguous(arr) -> bool:
+    return bool(arr.is_c_contiguous()) if hasattr(arr, "is_c_contiguous") else bool(arr.flags.c_contiguous)
+
+
+# ------------------------------------------------------------------------------ validation on the device
+
+def index_array(name: str, obj: Any, dtype=None):
+    """A 1-D contiguous int32/int64 device array (cast on the device when ``dtype`` differs)."""
+    arr = adopt(obj)
+    if arr.ndim != 1:
+        raise ValueError(f"argument '{name}': expected a 1-D array, found {arr.ndim}-D with shape {arr.shape}")
+    if np.dtype(arr.dtype) not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise TypeError(f"argument '{name}': expected an int32 or int64 device array, found dtype {arr.dtype}")
+    if not is_c_contiguous(arr):
+        raise ValueError(f"argument '{name}': expected a contiguous device array, found strides {arr.strides}")
+    if dtype is not None and np.dtype(arr.dtype) != np.dtype(dtype):
+        from .kernels.cuda.sort import cast
+
+        if arr.size and np.dtype(dtype) == np.int32:
+            lo, hi = min_max(arr)
+            if lo < np.iinfo(np.int32).min or hi > np.iinfo(np.int32).max:
+                raise ValueError(f"argument '{name}': values in [{lo}, {hi}] do not fit int32")
+        arr = cast(arr, empty(arr.size, dtype))
+    return arr
+
+
+def min_max(arr) -> tuple[int, int]:
+    from .kernels.cuda.sort import min_max as _min_max
+
+    return _min_max(arr)
+
+
+def check_ids_in_range(name: str, ids, upper: int, what: str = "node ids") -> None:
+    """All device ``ids`` in ``[0, upper)``; the message gives the first offending position."""
+    from .kernels.cuda.sort import first_outside
+
+    if ids.size == 0:
+        return
+    pos = first_outside(ids, 0, upper)
+    if pos >= 0:
+        value = int(ids[pos:pos + 1].copy_to_host()[0])
+        bound = ">= 0" if value < 0 else f"< {upper}"
+        raise ValueError(f"argument '{name}': expected {what} {bound}, found {value} at position {pos}")
+
+
+def check_indptr(name: str, indptr, nnz: int) -> None:
+    from .kernels.cuda.sort import first_descent
+
+    if indptr.size == 0:
+        raise ValueError(f"argument '{name}': expected at least one entry (num_rows + 1), found 0")
+    ends = indptr[0:1].copy_to_host()[0], indptr[indptr.size - 1:].copy_to_host()[0]
+    if int(ends[0]) != 0:
+        raise ValueError(f"argument '{name}': expected indptr[0] == 0, found {int(ends[0])}")
+    if int(ends[1]) != nnz:
+        raise ValueError(f"argument '{name}': expected indptr[-1] == len(indices) == {nnz}, found {int(ends[1])}")
+    pos = first_descent(indptr)
+    if pos >= 0:
+        a, b = indptr[pos:pos + 2].copy_to_host()
+        raise ValueError(f"argument '{name}': expected a non-decreasing indptr, found indptr[{pos}] = {int(a)} > "
+                         f"indptr[{pos + 1}] = {int(b)}")
+
+
+def check_permutation(name: str, eids, size: int, id_space: int) -> None:
+    from .kernels.cuda.sort import histogram
+    from .kernels.cuda.sort import min_max as _min_max
+
+    if eids.size != size:
+        raise ValueError(f"argument '{name}': expected {size} edge ids, found {eids.size}")
+    check_ids_in_range(name, eids, id_space, "edge ids")
+    if size:
+        counts = histogram(eids, id_space, np.int64)
+        if _min_max(counts)[1] > 1:
+            seen = counts.copy_to_host()
+            dup = int(np.argmax(seen > 1))
+            raise ValueError(f"argument '{name}': expected unique edge ids, found {dup} {int(seen[dup])} times")

@@ -1,0 +1,179 @@
+"""The CUDA paths of :func:`graphkern.spmm`, :func:`graphkern.sddmm` and :func:`graphkern.edge_softmax`.
+
+graphkern.sparse validates every input, plans the call and hands it here when the backend is cuda.
+These drivers put the graph's formats on the device once (a host graph keeps its device twin in its
+cache), adopt device feature arrays without copies (host ones are copied once), keep broadcast offset
+tables on the device between calls, and return device arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _cuda
+
+_OFFSET_TABLES: dict = {}  # (bytes of a broadcast offset table) -> its device copy
+_DUMMIES: dict = {}
+
+
+def device_graph(g):
+    """``g`` itself when it lives on the GPU, else its device twin (made once, cached on ``g``)."""
+    if g.device == "cuda":
+        return g
+    twin = g._cache.get("cuda_twin")
+    if twin is None:
+        twin = g.to("cuda")
+        g._cache["cuda_twin"] = twin
+    return twin
+
+
+def accumulator(dtype) -> str:
+    """float16 and float32 accumulate in float32, float64 in float64."""
+    return "float64" if np.dtype(dtype) == np.float64 else "float32"
+
+
+def rows_view(arr, rows: int):
+    """A ``(rows, features)`` view of a contiguous device feature array."""
+    width = int(np.prod(arr.shape[1:])) if arr.ndim > 1 else 1
+    return arr.reshape(rows, width) if rows else dummy(arr.dtype, width)
+
+
+def dummy(dtype, width=1):
+    key = (np.dtype(dtype).str, width)
+    if key not in _DUMMIES:
+        _DUMMIES[key] = _cuda.zeros((1, width), dtype)
+    return _DUMMIES[key]
+
+
+def offset_table(bcast, side: str):
+    table = bcast.lhs_offsets if side == "lhs" else bcast.rhs_offsets
+    if table is None:
+        table = np.zeros(1, np.int64)
+    key = table.tobytes()
+    if key not in _OFFSET_TABLES:
+        _OFFSET_TABLES[key] = _cuda.to_device("offsets", np.ascontiguousarray(table, dtype=np.int64))
+    return _OFFSET_TABLES[key]
+
+
+def _hub_rows(dg, fmt: str, hub_degree: int):
+    key = ("cuda_hub_rows", fmt, hub_degree)
+    rows = dg._cache.get(key)
+    if rows is None:
+        indptr = _cuda.to_host(dg._raw(fmt)[0])
+        heavy = np.flatnonzero(np.diff(indptr) > hub_degree).astype(np.int64)
+        rows = _cuda.to_device("rows", heavy if heavy.size else np.zeros(1, np.int64)), int(heavy.size)
+        dg._cache[key] = rows
+    return rows
+
+
+def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
+    """``(out, arg_u, arg_e)`` as device arrays of shape ``(num_dst, D)``; ``x``/``w`` device or None."""
+    from .kernels.cuda import spmm as K
+    from .kernels.cuda.launch import grid_1d, grid_warps
+
+    dg = device_graph(g)
+    dtype = (x if x is not None else w).dtype
+    D = bcast.out_len
+    out = _cuda.zeros((g.num_dst, D), dtype)
+    idt = g.idtype
+    arg_u = _cuda.full((g.num_dst, D), -1, idt) if with_arg and op != "copy_rhs" else None
+    arg_e = _cuda.full((g.num_dst, D), -1, idt) if with_arg and op != "copy_lhs" else None
+    if not g.num_edges or not D:
+        return out, arg_u, arg_e
+    x2 = rows_view(x, g.num_src) if x is not None else dummy(dtype)
+    w2 = rows_view(w, g.num_edge_ids) if w is not None else dummy(dtype)
+    loff, roff = offset_table(bcast, "lhs"), offset_table(bcast, "rhs")
+    au = arg_u if arg_u is not None else dummy(idt)
+    ae = arg_e if arg_e is not None else dummy(idt)
+    acc = accumulator(dtype)
+    if the_plan.format == "csc":
+        indptr, indices, eids = dg._raw("csc")
+        has_eids = not dg.eids_are_identity("csc")
+        eids = eids if has_eids else indices
+        light, hub = K.spmm_csc_kernel(op, reduce, bcast.pattern, acc)
+        rows, num_hubs = _hub_rows(dg, "csc", K.HUB_DEGREE)
+        args = (indptr, indices, eids, has_eids, rows, x2, w2, bcast.B, D, loff, roff, K.HUB_DEGREE, out, au, ae,
+                with_arg)
+        light[grid_warps(g.num_dst)](*args)
+        if num_hubs:
+            from .kernels.cuda.launch import grid_blocks
+
+            hub[grid_blocks(num_hubs)](*args)
+        return out, arg_u, arg_e
+    src, dst, eids = dg._raw("coo")
+    has_eids = not dg.eids_are_identity("coo")
+    eids = eids if has_eids else src
+    acc_dtype = np.float64 if acc == "float64" else np.float32
+    is_sum = reduce in ("sum", "mean")
+    identity = 0.0 if is_sum else (-np.inf if reduce == "max" else np.inf)
+    acc_out = _cuda.full((g.num_dst, D), identity, acc_dtype)
+    accumulate, pick_args = K.spmm_coo_kernel(op, reduce, bcast.pattern, acc)
+    shape = grid_1d(g.num_edges * D)
+    accumulate[shape](src, dst, eids, has_eids, x2, w2, bcast.B, D, loff, roff, acc_out)
+    pos = dummy(np.int64)
+    if with_arg:
+        pos = _cuda.full((g.num_dst, D), g.num_edges, np.int64)
+        pick_args[shape](src, dst, eids, has_eids, x2, w2, bcast.B, D, loff, roff, acc_out, pos)
+    degrees = dg.in_degrees()
+    K.finish_coo[grid_1d(g.num_dst * D)](acc_out, pos, src, eids, has_eids, degrees, reduce == "mean", is_sum,
+                                         arg_u is not None, arg_e is not None, out, au, ae)
+    return out, arg_u, arg_e
+
+
+def _edge_list(dg, fmt: str):
+    """``(src, dst, eids, has_eids)`` on the device: the COO, or a compressed format expanded once."""
+    if fmt == "coo":
+        src, dst, eids = dg._raw("coo")
+        return src, dst, eids, not dg.eids_are_identity("coo")
+    key = ("cuda_expanded", fmt)
+    if key not in dg._cache:
+        from .kernels.cuda.sort import expand_indptr
+
+        indptr, indices, eids = dg._raw(fmt)
+        rows = expand_indptr(indptr, _cuda.empty(indices.size, indices.dtype))
+        dg._cache[key] = (rows, indices) if fmt == "csr" else (indices, rows)
+    src, dst = dg._cache[key]
+    eids = dg._raw(fmt)[2]
+    return src, dst, eids, not dg.eids_are_identity(fmt)
+
+
+def sddmm(g, the_plan, op, L, R, lhs_target, rhs_target, bcast):
+    """``out`` ``(num_edge_ids, D)`` on the device (unused edge ids hold 0)."""
+    from .kernels.cuda import sddmm as K
+    from .kernels.cuda.launch import grid_1d, grid_warps
+
+    dg = device_graph(g)
+    dtype = (L if L is not None else R).dtype
+    D = bcast.out_len
+    out = (_cuda.empty if g.num_edge_ids == g.num_edges else _cuda.zeros)((g.num_edge_ids, D), dtype)
+    if not g.num_edges or not D:
+        return out
+    rows = {"u": g.num_src, "v": g.num_dst, "e": g.num_edge_ids}
+    L2 = rows_view(L, rows[lhs_target]) if L is not None else dummy(dtype)
+    R2 = rows_view(R, rows[rhs_target]) if R is not None else dummy(dtype)
+    lt, rt = K.target_codes(lhs_target if L is not None else "u", rhs_target if R is not None else "u")
+    src, dst, eids, has_eids = _edge_list(dg, the_plan.format)
+    kernel = K.sddmm_kernel(op, bcast.pattern, accumulator(dtype))
+    width = K.group_width(bcast.reduce_size) if op == "dot" else 1
+    shape = grid_warps(-(-g.num_edges // (K.WARP // width))) if op == "dot" else grid_1d(g.num_edges * D)
+    kernel[shape](src, dst, eids if has_eids else src, has_eids, L2, R2, lt, rt, bcast.B, D, bcast.reduce_size,
+                  width, offset_table(bcast, "lhs"), offset_table(bcast, "rhs"), out)
+    return out
+
+
+def edge_softmax(g, the_plan, z):
+    """Softmax of ``z`` (device, ``(num_edge_ids, ...)``) over each row of the plan's format."""
+    from .kernels.cuda.edge_softmax import edge_softmax_rows_kernel
+    from .kernels.cuda.launch import grid_warps
+
+    dg = device_graph(g)
+    if not g.num_edge_ids:
+        return _cuda.empty(z.shape, z.dtype)
+    z2 = rows_view(z, g.num_edge_ids)
+    out = (_cuda.empty if g.num_edge_ids == g.num_edges else _cuda.zeros)(z2.shape, z.dtype)
+    if g.num_edges and z2.shape[1]:
+        indptr, _, eids = dg._raw(the_plan.format)
+        has_eids = not dg.eids_are_identity(the_plan.format)
+        kernel = edge_softmax_rows_kernel(accumulator(z.dtype))
+        kernel[grid_warps(indptr.size - 1)](indptr, eids if has_eids else indptr, has_eids, z2, out)
+    return out.reshape(*z.shape)

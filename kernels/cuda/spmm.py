@@ -1,0 +1,253 @@
+"""g-SpMM on the GPU: ``out[v] = reduce over in-edges (u, e, v) of op(x[u], w[e])``.
+
+``spmm_csc``  destination-parallel: one warp per row, its lanes over the feature dimension (coalesced
+              row loads of ``x`` and ``w``), each lane walking the row's edges in CSC order, so sums are
+              deterministic and max/min ties go to the first edge as on the CPU. Rows with more than
+              ``HUB_DEGREE`` in-edges go to a second kernel with a block per row: its warps reduce
+              contiguous pieces of the row and warp 0 combines them in order (still deterministic, still
+              first-edge ties).
+``spmm_coo``  edge-parallel with atomics, for graphs that do not allow the CSC: one thread per (edge,
+              feature) element. Sums use ``atomic.add`` (so their rounding order is not fixed); max/min take
+              ``atomic.max``/``atomic.min`` and a second pass that records, for every output element, the
+              earliest edge attaining it (``atomic.min`` on the COO position): CSC order within a
+              destination is COO order, so ties resolve as on the CPU.
+
+Values are accumulated in ``float32`` for float16 and float32 inputs and in ``float64`` for float64,
+and stored in the input dtype. Kernels are generated per (op, reducer, broadcast pattern, accumulator)
+with the op and the strides as closure constants; graphkern's spmm() validated every input.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numba
+import numpy as np
+from numba import cuda
+
+from ..cpu.spmm import OPS, REDUCERS  # noqa: F401  (the same names on both backends)
+from .launch import BLOCK, WARP
+
+_OP_CODE = {name: i for i, name in enumerate(OPS)}
+# rows with more in-edges than this are reduced by a block instead of a warp
+HUB_DEGREE = 2048
+
+
+def _accumulator(acc: str):
+    return numba.float64 if acc == "float64" else numba.float32
+
+
+def make_message(op: str, pattern: tuple, acc: str):
+    """A device function ``message(x, w, u, e, k, A, B, loff, roff) -> acc`` for one (op, pattern)."""
+    OP = _OP_CODE[op]
+    USE_X = op != "copy_rhs"
+    USE_W = op != "copy_lhs"
+    LA, LB, RA, RB, GENERAL = pattern
+    ACC = _accumulator(acc)
+
+    @cuda.jit(device=True)
+    def message(x, w, u, e, k, B, loff, roff):
+        a = k // B
+        b = k - a * B
+        la = 0 if LA == 0 else (1 if LA == 1 else B)
+        ra = 0 if RA == 0 else (1 if RA == 1 else B)
+        if GENERAL:
+            xi = loff[k]
+            wi = roff[k]
+        else:
+            xi = a * la + b * LB
+            wi = a * ra + b * RB
+        lhs = ACC(x[u, xi]) if USE_X else ACC(0)
+        rhs = ACC(w[e, wi]) if USE_W else ACC(0)
+        if OP == 0:
+            return lhs + rhs
+        if OP == 1:
+            return lhs - rhs
+        if OP == 2:
+            return lhs * rhs
+        if OP == 3:
+            return lhs / rhs
+        if OP == 4:
+            return lhs
+        return rhs
+
+    return message
+
+
+@functools.cache
+def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
+    """``(light, hub)``: the warp-per-row kernel (skips rows above ``hub_degree``) and the block-per-row
+    kernel over the listed hub rows. Both:
+    ``kernel(indptr, indices, eids, has_eids, rows, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e,
+    with_arg)``; ``out`` zero-filled and the args -1-filled by the caller (the empty-row rule)."""
+    message = make_message(op, pattern, acc)
+    USE_X = op != "copy_rhs"
+    USE_W = op != "copy_lhs"
+    IS_SUM = reduce in ("sum", "mean")
+    IS_MEAN = reduce == "mean"
+    IS_MAX = reduce == "max"
+    ACC = _accumulator(acc)
+
+    @cuda.jit(device=True)
+    def reduce_range(indices, eids, has_eids, x, w, B, loff, roff, k, start, end):
+        if IS_SUM:
+            best = ACC(0)
+        else:
+            best = ACC(-np.inf) if IS_MAX else ACC(np.inf)
+        bu = -1
+        be = -1
+        for j in range(start, end):
+            u = indices[j]
+            e = eids[j] if has_eids else j
+            val = message(x, w, u, e, k, B, loff, roff)
+            if IS_SUM:
+                best += val
+            elif (val > best) if IS_MAX else (val < best):
+                best = val
+                bu = u
+                be = e
+        return best, bu, be
+
+    @cuda.jit(device=True)
+    def store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, degree):
+        if IS_MEAN:
+            best = best / degree
+        out[v, k] = best
+        if with_arg and not IS_SUM and bu >= 0:
+            if USE_X:
+                arg_u[v, k] = bu
+            if USE_W:
+                arg_e[v, k] = be
+
+    @cuda.jit
+    def light(indptr, indices, eids, has_eids, rows, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e,
+              with_arg):
+        tid = cuda.grid(1)
+        lane = cuda.threadIdx.x % WARP
+        warps = cuda.gridsize(1) // WARP
+        for v in range(tid // WARP, indptr.size - 1, warps):
+            start = indptr[v]
+            end = indptr[v + 1]
+            if end == start or end - start > hub_degree:
+                continue
+            for k in range(lane, D, WARP):
+                best, bu, be = reduce_range(indices, eids, has_eids, x, w, B, loff, roff, k, start, end)
+                store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, end - start)
+
+    @cuda.jit
+    def hub(indptr, indices, eids, has_eids, rows, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e,
+            with_arg):
+        part_val = cuda.shared.array(BLOCK, numba.float64)
+        part_u = cuda.shared.array(BLOCK, numba.int64)
+        part_e = cuda.shared.array(BLOCK, numba.int64)
+        t = cuda.threadIdx.x
+        lane = t % WARP
+        warp = t // WARP
+        nw = cuda.blockDim.x // WARP
+        for r in range(cuda.blockIdx.x, rows.size, cuda.gridDim.x):
+            v = rows[r]
+            start = indptr[v]
+            end = indptr[v + 1]
+            piece = (end - start + nw - 1) // nw
+            lo = min(end, start + warp * piece)
+            hi = min(end, lo + piece)
+            for k0 in range(0, D, WARP):
+                k = k0 + lane
+                best = ACC(0)
+                bu = -1
+                be = -1
+                if k < D:
+                    best, bu, be = reduce_range(indices, eids, has_eids, x, w, B, loff, roff, k, lo, hi)
+                part_val[t] = best
+                part_u[t] = bu
+                part_e[t] = be
+                cuda.syncthreads()
+                if warp == 0 and k < D:
+                    best = ACC(part_val[lane])
+                    bu = part_u[lane]
+                    be = part_e[lane]
+                    for p in range(1, nw):  # pieces in edge order: a later piece wins only if strictly better
+                        val = ACC(part_val[p * WARP + lane])
+                        if IS_SUM:
+                            best += val
+                        elif part_u[p * WARP + lane] >= 0:  # the piece found a winner
+                            if (val > best) if IS_MAX else (val < best):
+                                best = val
+                                bu = part_u[p * WARP + lane]
+                                be = part_e[p * WARP + lane]
+                    store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, end - start)
+                cuda.syncthreads()
+
+    return light, hub
+
+
+@functools.cache
+def spmm_coo_kernel(op: str, reduce: str, pattern: tuple, acc: str):
+    """``(accumulate, pick_args)``: edge-parallel atomics into ``acc_out`` (``(num_dst, D)`` in the
+    accumulator dtype, pre-filled with the reducer's identity), then for max/min the earliest COO
+    position attaining each element into ``pos`` (pre-filled with E)."""
+    message = make_message(op, pattern, acc)
+    IS_SUM = reduce in ("sum", "mean")
+    IS_MAX = reduce == "max"
+
+    @cuda.jit
+    def accumulate(src, dst, eids, has_eids, x, w, B, D, loff, roff, acc_out):
+        total = src.size * D
+        for idx in range(cuda.grid(1), total, cuda.gridsize(1)):
+            i = idx // D
+            k = idx - i * D
+            e = eids[i] if has_eids else i
+            val = message(x, w, src[i], e, k, B, loff, roff)
+            if IS_SUM:
+                cuda.atomic.add(acc_out, (dst[i], k), val)
+            elif val == val:  # NaN never wins a max/min
+                if IS_MAX:
+                    cuda.atomic.max(acc_out, (dst[i], k), val)
+                else:
+                    cuda.atomic.min(acc_out, (dst[i], k), val)
+
+    @cuda.jit
+    def pick_args(src, dst, eids, has_eids, x, w, B, D, loff, roff, acc_out, pos):
+        total = src.size * D
+        for idx in range(cuda.grid(1), total, cuda.gridsize(1)):
+            i = idx // D
+            k = idx - i * D
+            e = eids[i] if has_eids else i
+            if message(x, w, src[i], e, k, B, loff, roff) == acc_out[dst[i], k]:
+                cuda.atomic.min(pos, (dst[i], k), i)
+
+    return accumulate, pick_args
+
+
+@cuda.jit
+def finish_coo(acc_out, pos, src, eids, has_eids, degrees, is_mean, is_sum, with_arg_u, with_arg_e, out, arg_u,
+               arg_e):
+    """Store the accumulated values: empty rows 0 (args stay -1), mean divides by the in-degree, and the
+    arg outputs come from the recorded COO positions."""
+    N, D = out.shape
+    E = src.size
+    for idx in range(cuda.grid(1), N * D, cuda.gridsize(1)):
+        v = idx // D
+        k = idx - v * D
+        d = degrees[v]
+        if d == 0:
+            out[v, k] = 0
+            continue
+        val = acc_out[v, k]
+        if is_mean:
+            val = val / d
+        out[v, k] = val
+        if not is_sum:
+            p = pos[v, k]
+            if p < E:
+                if with_arg_u:
+                    arg_u[v, k] = src[p]
+                if with_arg_e:
+                    arg_e[v, k] = eids[p] if has_eids else p
+
+
+@cuda.jit
+def fill_2d(out, value):
+    N, D = out.shape
+    for idx in range(cuda.grid(1), N * D, cuda.gridsize(1)):
+        out[idx // D, idx % D] = value

@@ -1,0 +1,63 @@
+"""DynamicGraph(backend="cuda") against the CPU class: the same counts, ids, degrees and snapshots after
+every batch (growth, tombstones, revival, compaction, root overflow)."""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphkern as gk
+
+
+def _same(cpu, gpu):
+    assert (cpu.num_edges, cpu.max_edge_id) == (gpu.num_edges, gpu.max_edge_id)
+    np.testing.assert_array_equal(gpu.out_degrees().copy_to_host(), cpu.out_degrees())
+    np.testing.assert_array_equal(gpu.in_degrees().copy_to_host(), cpu.in_degrees())
+    snap_c, snap_g = cpu.snapshot(), gpu.snapshot()
+    assert snap_g.device == "cuda" and snap_g.num_edge_ids == snap_c.num_edge_ids
+    for a, b in zip(snap_c.csr(), snap_g.csr()):
+        np.testing.assert_array_equal(b.copy_to_host(), a)
+    for a, b in zip(snap_c.csc(), snap_g.csc()):
+        np.testing.assert_array_equal(b.copy_to_host(), a)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_batches_match_the_cpu(seed):
+    rng = np.random.default_rng(seed)
+    n = 24
+    cpu, gpu = gk.DynamicGraph(n), gk.DynamicGraph(n, backend="cuda")
+    assert type(gpu).__name__ == "CudaDynamicGraph" and isinstance(gpu, gk.DynamicGraph)
+    for step in range(8):
+        heavy_deletes = step >= 5  # drive the tombstones past the compaction threshold
+        ins = rng.integers(0, n, (2, 10 if heavy_deletes else 50))
+        dele = rng.integers(0, n, (2, 200 if heavy_deletes else 20))
+        edges = cpu.edges()
+        if heavy_deletes and edges[0].size:
+            dele = np.concatenate([dele, np.stack(edges[:2])[:, : edges[0].size // 2]], axis=1)
+        want = cpu.apply(insert=(ins[0], ins[1]), delete=(dele[0], dele[1]))
+        got = gpu.apply(insert=(cuda.to_device(ins[0]), cuda.to_device(ins[1])), delete=(dele[0], dele[1]))
+        assert got == want
+        _same(cpu, gpu)
+
+
+def test_edges_to_node_zero_and_from_the_last_node_and_id_reuse():
+    n = 9
+    cpu, gpu = gk.DynamicGraph(n), gk.DynamicGraph(n, backend="cuda")
+    for dg in (cpu, gpu):
+        dg.apply(insert=([8, 8, 0, 3], [0, 8, 0, 0]))
+        dg.apply(delete=([8, 0], [0, 0]))
+        dg.apply(insert=([1, 8, 0], [0, 0, 0]), delete=([5], [5]))
+    _same(cpu, gpu)
+    src, dst, eids = gpu.edges()
+    assert sorted(eids.copy_to_host().tolist()) == sorted(cpu.edges()[2].tolist())
+
+
+def test_bad_batches_change_nothing():
+    gpu = gk.DynamicGraph(5, backend="cuda")
+    gpu.apply(insert=([0, 1], [1, 2]))
+    with pytest.raises(ValueError, match="expected node ids < 5"):
+        gpu.apply(insert=([0, 7], [1, 1]))
+    with pytest.raises(ValueError, match="expected node ids < 5"):
+        gpu.apply(insert=(cuda.to_device(np.array([0, 1])), cuda.to_device(np.array([9, 1]))))
+    with pytest.raises(ValueError, match="equal lengths"):
+        gpu.apply(delete=([0, 1], [1]))
+    assert gpu.num_edges == 2 and gpu.snapshot().num_edges == 2

@@ -1,0 +1,116 @@
+"""g-SpMM on the cuda backend against the CPU backend and the NumPy reference."""
+
+import numpy as np
+import pytest
+import reference as ref
+from conftest import CASES
+from numba import cuda
+
+import graphkern as gk
+
+OPS = ("add", "sub", "mul", "div", "copy_lhs", "copy_rhs")
+
+
+def _graph(case, idtype=None):
+    src, dst, n = CASES[case]()
+    return gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
+
+
+def _operands(g, op, xshape, wshape, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.5, 2.0, (g.num_src,) + xshape).astype(dtype) if op != "copy_rhs" else None
+    w = rng.uniform(0.5, 2.0, (g.num_edges,) + wshape).astype(dtype) if op != "copy_lhs" else None
+    return x, w
+
+
+def _compare(g, op, reduce, x, w, fmt, rtol=1e-6):
+    with_arg = reduce in ("max", "min")
+    want = gk.spmm(g, op, reduce, x, w, return_arg=with_arg)
+    got = gk.spmm(g, op, reduce, x, w, return_arg=with_arg, backend="cuda", format=fmt)
+    if not with_arg:
+        want, got = (want,), (got,)
+    for a, b in zip(want, got):
+        if a is None:
+            assert b is None
+            continue
+        np.testing.assert_allclose(b.copy_to_host(), a, rtol=rtol, atol=1e-6)
+    src, dst = g.edges()
+    r_out, r_u, r_e = ref.spmm(src, dst, g.csc().eids, g.num_dst, op, reduce, x, w)
+    np.testing.assert_allclose(got[0].copy_to_host().reshape(r_out.shape), r_out, rtol=rtol, atol=1e-6)
+    if with_arg and op != "copy_rhs":
+        np.testing.assert_array_equal(got[1].copy_to_host().reshape(r_u.shape), r_u)
+
+
+@pytest.mark.parametrize("fmt", ["csc", "coo"])
+@pytest.mark.parametrize("reduce", ["sum", "max", "min", "mean"])
+@pytest.mark.parametrize("op", OPS)
+def test_every_op_and_reducer(op, reduce, fmt, low_hub_degree):
+    g = _graph("hub_60")
+    x, w = _operands(g, op, (3,), (3,))
+    _compare(g, op, reduce, x, w, fmt)
+
+
+@pytest.mark.parametrize("xshape,wshape", [((4,), (1,)), ((2, 3), (2, 1)), ((2, 1, 3), (1, 2, 1)), ((3,), ())])
+@pytest.mark.parametrize("fmt", ["csc", "coo"])
+def test_broadcast_patterns(xshape, wshape, fmt):
+    g = _graph("random_300")
+    x, w = _operands(g, "mul", xshape, wshape)
+    _compare(g, "mul", "sum", x, w, fmt)
+    _compare(g, "div", "max", x, w, fmt)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_graph_cases(case, idtype, low_hub_degree):
+    g = _graph(case, idtype)
+    x, _ = _operands(g, "copy_lhs", (2,), ())
+    for reduce in ("sum", "max"):
+        _compare(g, "copy_lhs", reduce, x, None, "csc")
+    x, w = _operands(g, "mul", (2,), (1,))
+    _compare(g, "mul", "mean", x, w, "coo")
+
+
+def test_ties_go_to_the_first_edge_in_csc_order(low_hub_degree):
+    g = _graph("hub_60")
+    x = np.ones((g.num_src, 2))
+    for fmt in ("csc", "coo"):
+        _, arg_u, arg_e = gk.spmm(g, "copy_lhs", "max", x, return_arg=True, backend="cuda", format=fmt)
+        _, cpu_u, _ = gk.spmm(g, "copy_lhs", "max", x, return_arg=True)
+        np.testing.assert_array_equal(arg_u.copy_to_host(), cpu_u)
+
+
+def test_float16_accumulates_in_float32():
+    g = _graph("random_300")
+    x = np.random.default_rng(1).uniform(-1, 1, (g.num_src, 8)).astype(np.float16)
+    out = gk.spmm(g, "copy_lhs", "sum", cuda.to_device(x), backend="cuda")
+    assert out.dtype == np.float16
+    want = gk.spmm(g, "copy_lhs", "sum", x.astype(np.float32))
+    np.testing.assert_allclose(out.copy_to_host().astype(np.float32), want, rtol=2e-3, atol=2e-3)
+
+
+def test_unused_edge_ids_and_permuted_ids():
+    src, dst, n = CASES["random_300"]()
+    ids = np.random.default_rng(0).permutation(400)[: src.size]
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, eids=ids, num_edge_ids=400)
+    w = np.random.default_rng(2).uniform(0.5, 2, (400, 2))
+    x = np.random.default_rng(3).uniform(0.5, 2, (n, 2))
+    for fmt in ("csc", "coo"):
+        got = gk.spmm(g, "mul", "sum", x, w, backend="cuda", format=fmt).copy_to_host()
+        np.testing.assert_allclose(got, gk.spmm(g, "mul", "sum", x, w))
+
+
+def test_bad_input_on_the_cuda_backend():
+    g = _graph("random_300")
+    with pytest.raises(TypeError, match="expected float16, float32 or float64, found int64"):
+        gk.spmm(g, "copy_lhs", "sum", np.ones((g.num_src, 2), np.int64), backend="cuda")
+    with pytest.raises(ValueError, match="expected 40 rows"):
+        gk.spmm(g, "copy_lhs", "sum", cuda.to_device(np.ones((3, 2))), backend="cuda")
+    with pytest.raises(TypeError, match="same dtype"):
+        gk.spmm(g, "mul", "sum", np.ones((40, 2), np.float32), np.ones((300, 2)), backend="cuda")
+    with pytest.raises(ValueError, match="the cuda backend runs spmm on the 'csc' or the 'coo'"):
+        gk.spmm(g, "copy_lhs", "sum", np.ones((40, 2)), backend="cuda", format="csr")
+
+
+def test_explain_names_the_cuda_kernel():
+    g = _graph("random_300")
+    plan = gk.explain(g, "spmm", backend="cuda", op="mul", reduce="sum")
+    assert plan.backend == "cuda" and plan.format == "csc" and plan.kernel == "spmm_csc_mul_sum"

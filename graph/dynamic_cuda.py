@@ -9,6 +9,8 @@ device arrays (checked on the device).
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import _cuda
@@ -39,6 +41,7 @@ class CudaDynamicGraph(DynamicGraph):
         _cuda.require_cuda()
         self._n = self._check_nodes(num_nodes)
         self._device = "cuda"
+        self._watchers = weakref.WeakSet()  # incremental algorithms run on the CPU class only
         self._out_deg = _cuda.zeros(self._n, np.int64)
         self._in_deg = _cuda.zeros(self._n, np.int64)
         self._free = _cuda.empty(16, np.int64)  # a stack of freed ids on the device
@@ -93,6 +96,17 @@ class CudaDynamicGraph(DynamicGraph):
             return src, dst
         src, dst = super()._batch(name, pair)  # checked on the host, then copied once
         return _cuda.to_device(name, src), _cuda.to_device(name, dst)
+
+    def contains(self, src, dst):
+        """Whether each ``src[i] -> dst[i]`` is a live edge (a bool device array)."""
+        from ..kernels.cuda import gpma as K
+
+        src, dst = self._batch("edges", (src, dst))
+        keys = _cuda.empty(src.size, np.int64)
+        K.batch_keys[_grid(src.size)](src, dst, 1 << 32, keys)
+        out = _cuda.empty(src.size, np.bool_)
+        K.contains[_grid(src.size)](self._keys, self._eids, self._leaf, self._num_leaves, keys, out)
+        return out
 
     def _unique_keys(self, src, dst):
         """The batch's distinct ``src << 32 | dst`` keys, sorted (a radix sort on ``src * n + dst``)."""
@@ -169,6 +183,8 @@ class CudaDynamicGraph(DynamicGraph):
         from ..kernels.cuda import gpma as K
 
         level = 0
+        if self._n + self._live + self._tombs > int(self._upper[self._height]):
+            level = self._height + 1  # past the root's bound: a bulk load, rebuild at once
         if self._scratch is None:
             self._scratch = (_cuda.empty(self._cap, np.int64), _cuda.empty(self._cap, np.int64))
         while keys.size:

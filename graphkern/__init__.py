@@ -14,6 +14,7 @@ from ._info import show_config
 from .dispatch import Plan, explain
 from .errors import BackendUnavailableError, Graph500ValidationError, GraphkernError
 from .graph import DynamicGraph, Graph
+from .incremental import IncrementalBFS
 from .sparse import edge_softmax, sddmm, spmm
 from .traversal import BFSResult, bfs
 
@@ -23,7 +24,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree th
     __version__ = "0+unknown"
 
 __all__ = [
-    "Graph", "DynamicGraph", "graph", "spmm", "sddmm", "edge_softmax", "ops", "bfs", "BFSResult", "graph500",
+    "Graph", "DynamicGraph", "graph", "spmm", "sddmm", "edge_softmax", "ops", "bfs", "BFSResult", "IncrementalBFS",
+    "graph500",
     "set_backend", "get_backend", "use_backend", "resolve_backend", "BACKENDS", "show_config",
     "explain", "Plan",
     "GraphkernError", "BackendUnavailableError", "Graph500ValidationError",

@@ -11,7 +11,7 @@ holds its elements packed at its start (never none: the leaf separators stay sor
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 KEY_NONE = np.int64(np.iinfo(np.int64).max)
 WALL_LOW = np.int64(0xFFFFFFFF)
@@ -38,6 +38,29 @@ def spread(keys_in, eids_in, m, keys, eids, start, width, leaf_size, row_off):
             row_off[(key >> np.int64(32)) + 1] = slot
 
 
+@njit(parallel=True, cache=True)
+def spread_parallel(keys_in, eids_in, m, keys, eids, width, leaf_size, row_off):
+    """:func:`spread` over the whole array ``[0, width)``, leaves in parallel (rebuilds): leaf ``seg``
+    takes elements ``ceil(m seg / leaves) .. ceil(m (seg + 1) / leaves)``, the same layout."""
+    leaves = width // leaf_size
+    for seg in prange(leaves):
+        first = (m * seg + leaves - 1) // leaves
+        last = (m * (seg + 1) + leaves - 1) // leaves
+        base = seg * leaf_size
+        for lane in range(leaf_size):
+            slot = base + lane
+            k = first + lane
+            if k < last:
+                key = keys_in[k]
+                keys[slot] = key
+                eids[slot] = eids_in[k]
+                if (key & WALL_LOW) == WALL_LOW:
+                    row_off[(key >> np.int64(32)) + 1] = slot
+            else:
+                keys[slot] = KEY_NONE
+                eids[slot] = EMPTY
+
+
 @njit(cache=True)
 def locate(keys, leaf_size, num_leaves, key):
     """``(leaf, slot)``: the leaf whose range holds ``key``, and the key's slot there or -1."""
@@ -59,13 +82,15 @@ def locate(keys, leaf_size, num_leaves, key):
 
 
 @njit(cache=True)
-def delete_batch(keys, eids, leaf_size, num_leaves, del_keys, src_of, dst_of, out_deg, in_deg, freed):
-    """Tombstone each present live key; returns how many were deleted (their ids go to ``freed``)."""
+def delete_batch(keys, eids, leaf_size, num_leaves, del_keys, src_of, dst_of, out_deg, in_deg, freed, deleted):
+    """Tombstone each present live key; returns how many were deleted (their ids go to ``freed``, their
+    keys to ``deleted``, both in key order)."""
     count = 0
     for i in range(del_keys.size):
         _, s = locate(keys, leaf_size, num_leaves, del_keys[i])
         if s >= 0 and eids[s] >= 0:
             freed[count] = eids[s]
+            deleted[count] = del_keys[i]
             eids[s] = TOMB
             out_deg[src_of[i]] -= 1
             in_deg[dst_of[i]] -= 1
@@ -180,3 +205,12 @@ def forward_csr(keys, eids, row_off, indptr, indices, out_eids):
                 indices[pos] = keys[s] & WALL_LOW
                 out_eids[pos] = e
                 pos += 1
+
+
+@njit(cache=True)
+def contains(keys, eids, leaf_size, num_leaves, query, out):
+    """``out[i]``: whether ``query[i]`` is a live edge key."""
+    for i in range(query.size):
+        _, s = locate(keys, leaf_size, num_leaves, query[i])
+        out[i] = s >= 0 and eids[s] >= 0
+    return out

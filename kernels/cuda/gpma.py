@@ -277,3 +277,11 @@ def forward_csr(keys, eids, row_off, indptr, indices, out_eids):
 def wall_keys(out):
     for r in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         out[r] = (r << 32) | _WALL_LOW
+
+
+@cuda.jit
+def contains(keys, eids, leaf_size, num_leaves, query, out):
+    """``out[i]``: whether ``query[i]`` is a live edge key."""
+    for i in range(cuda.grid(1), query.size, cuda.gridsize(1)):
+        _, s = locate(keys, leaf_size, num_leaves, query[i])
+        out[i] = s >= 0 and eids[s] >= 0

@@ -1,5 +1,7 @@
-"""graphkern.graph: the Graph, its formats, generators, readers and writers."""
+"""graphkern.graph: the Graph, its formats, generators, readers and writers, the DynamicGraph and temporal
+snapshots (:mod:`graphkern.graph.temporal`)."""
 
+from . import temporal
 from .dynamic import DynamicGraph
 from .generators import (
     GRAPH500_SEED,
@@ -15,5 +17,5 @@ from .io import load, read_edgelist, read_mtx, save
 __all__ = [
     "Graph", "COO", "CSR", "CSC", "FORMATS", "DynamicGraph",
     "kronecker_edges", "kronecker", "uniform_edges", "uniform", "graph500_random_doubles", "GRAPH500_SEED",
-    "read_edgelist", "read_mtx", "save", "load",
+    "read_edgelist", "read_mtx", "save", "load", "temporal",
 ]

@@ -1,0 +1,107 @@
+"""Temporal snapshots: the sliding-window differences against a set model, the readers, and a
+TemporalGraph stepping forward and backward (the real bitcoin-alpha file when shared/data has it)."""
+
+import io
+
+import numpy as np
+import pytest
+from graph_cases import BITCOIN
+
+import graphkern as gk
+
+temporal = gk.graph.temporal
+
+
+def _window_set(src, dst, lo, hi):
+    return set(zip(src[lo:hi].tolist(), dst[lo:hi].tolist()))
+
+
+def _as_set(s, d):
+    return set(zip(s.tolist(), d.tolist()))
+
+
+@pytest.mark.parametrize("base,step", [(10, 1), (40, 7), (100, 100), (5, 3)])
+def test_diffs_equal_the_set_model(base, step):
+    rng = np.random.default_rng(base + step)
+    src, dst = rng.integers(0, 9, 400), rng.integers(0, 9, 400)  # many repeats inside a window
+    d = temporal.sliding_window_diffs(src, dst, base=base, step=step)
+    assert d.num_steps == 1 + (400 - base) // step
+    current = _as_set(*d.initial)
+    assert current == _window_set(src, dst, 0, base)
+    for t, (a_s, a_d, d_s, d_d) in enumerate(d.steps, start=1):
+        window = _window_set(src, dst, t * step, base + t * step)
+        assert _as_set(a_s, a_d) == window - current
+        assert _as_set(d_s, d_d) == current - window
+        current = window
+
+
+def test_percent_change_is_stgraphs_formula_and_bad_arguments():
+    src = np.arange(1000) % 50
+    d = temporal.sliding_window_diffs(src, src[::-1].copy(), base=400, percent_change=10, num_steps=5)
+    assert d.num_steps == 5  # the window moves int(400 * 10 / 200) = 20 edges a step
+    with pytest.raises(ValueError, match="exactly one"):
+        temporal.sliding_window_diffs(src, src, base=10)
+    with pytest.raises(ValueError, match="would not move"):
+        temporal.sliding_window_diffs(src, src, base=10, percent_change=1)
+    with pytest.raises(ValueError, match="argument 'base'"):
+        temporal.sliding_window_diffs(src, src, base=5000, step=1)
+
+
+def test_snap_reader_and_relabelling():
+    f = io.StringIO("# a comment\n10 20 5\n20 30 1\n10 30 3\n")
+    src, dst, t, n = temporal.read_temporal_edges(f)
+    assert t.tolist() == [1, 3, 5] and n == 3
+    # first appearance in time order: 20 -> 0, 30 -> 1, 10 -> 2
+    assert src.tolist() == [0, 2, 2] and dst.tolist() == [1, 1, 0]
+    src, dst, t, n = temporal.read_temporal_edges(io.StringIO("1 2 0\n2 3 1\n"), relabel=False)
+    assert n == 4 and src.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("backend", ["cpu"])
+def test_temporal_graph_forward_backward_seek(backend):
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 30, 600), rng.integers(0, 30, 600)
+    tg = temporal.TemporalGraph(src, dst, 30, base=120, step=40, backend=backend)
+    snapshots = [_as_set(*tg.snapshot().edges())]
+    while tg.time + 1 < tg.num_steps:
+        g = tg.forward()
+        assert _as_set(*g.edges()) == _window_set(src, dst, tg.time * 40, 120 + tg.time * 40)
+        assert g.num_edge_ids == tg.graph.max_edge_id
+        snapshots.append(_as_set(*g.edges()))
+    with pytest.raises(IndexError):
+        tg.forward()
+    while tg.time > 0:
+        assert _as_set(*tg.backward().edges()) == snapshots[tg.time]
+    with pytest.raises(IndexError):
+        tg.backward()
+    assert _as_set(*tg.seek(3).edges()) == snapshots[3] and tg.time == 3
+
+
+def test_edge_ids_stay_while_an_edge_stays_in_the_window():
+    src = np.array([0, 1, 2, 3, 4, 5])
+    dst = np.array([1, 2, 3, 4, 5, 0])
+    tg = temporal.TemporalGraph(src, dst, 6, base=3, step=1)
+    before = dict(zip(zip(*[a.tolist() for a in tg.snapshot().edges()]), range(3)))
+    g = tg.forward()
+    csr = g.csr()
+    ids = {(int(u), int(v)): int(e) for u, v, e in zip(np.repeat(np.arange(6), np.diff(csr.indptr)), csr.indices,
+                                                       csr.eids)}
+    assert ids[(1, 2)] == before[(1, 2)] and ids[(2, 3)] == before[(2, 3)]
+
+
+@pytest.mark.skipif(not BITCOIN.exists(), reason="shared/data/soc-sign-bitcoinalpha.csv is not here")
+def test_bitcoin_alpha():
+    src, dst, t, n = temporal.read_temporal_edges(BITCOIN)
+    assert src.size == 24186 and n == 3783 and np.all(np.diff(t) >= 0)
+    assert max(src.max(), dst.max()) == n - 1
+    tg = temporal.TemporalGraph.from_file(BITCOIN, base=5000, percent_change=10)  # 250 edges a step
+    assert tg.num_steps == 1 + (24186 - 5000) // 250
+    seen = [tg.snapshot().num_edges]
+    for _ in range(20):
+        g = tg.forward()
+        assert _as_set(*g.edges()) == _window_set(src, dst, tg.time * 250, 5000 + tg.time * 250)
+        seen.append(g.num_edges)
+    for _ in range(20):
+        tg.backward()
+    assert tg.snapshot().num_edges == seen[0]
+    assert gk.bfs(tg.snapshot(), 0).num_reached >= 1

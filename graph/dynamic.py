@@ -30,8 +30,10 @@ TOMBSTONE_FRACTION = 0.25
 _LEAF_UPPER, _ROOT_UPPER = 0.92, 0.84
 
 
-# batches of at least this many edges per node sort their keys by two count sorts (see _sorted_unique_keys)
+# batches of at least this many edges per node, and at least _COUNT_SORT_MIN edges, sort their keys by two
+# count sorts (see _sorted_unique_keys)
 _COUNT_SORT_FROM = 0.5
+_COUNT_SORT_MIN = 1 << 18
 # working memory of a batch per edge: keys, ids, leaves, slots and masks of 8 bytes, with sort buffers
 BATCH_BYTES_PER_EDGE = 96
 
@@ -119,6 +121,8 @@ class DynamicGraph:
         self._n = n = self._check_nodes(num_nodes)
         self._device = "cpu"
         self._watchers = weakref.WeakSet()  # change logs of incremental algorithms (IncrementalBFS)
+        self._version = 0  # counts the batches that changed the edge set
+        self._snapshot_cache = None  # (version, Graph)
         self._out_deg = np.zeros(n, dtype=np.int64)
         self._in_deg = np.zeros(n, dtype=np.int64)
         self._free = np.zeros(0, dtype=np.int64)  # freed ids, reused last-freed first
@@ -199,7 +203,7 @@ class DynamicGraph:
         stable parallel count sorts, by destination and then by source; small ones NumPy's sort, which
         does not pay the count sorts' O(num_nodes) histograms. (np.unique hashes first: 8 s for 7.6M
         keys here.)"""
-        if src.size >= _COUNT_SORT_FROM * max(self._n, 1):
+        if src.size >= max(_COUNT_SORT_MIN, _COUNT_SORT_FROM * self._n):
             from ..kernels.cpu.sort import count_sort
 
             _, by_dst = count_sort(dst, self._n)
@@ -219,17 +223,19 @@ class DynamicGraph:
         keys = self._sorted_unique_keys(src, dst)
         freed = np.empty(keys.size, dtype=np.int64)
         deleted = np.empty(keys.size, dtype=np.int64)
-        count = _pma.delete_batch(self._keys, self._eids, self._leaf, self._num_leaves, keys,
+        count = _pma.delete_batch(self._keys, self._eids, self._leaf, self._row_off, keys,
                                   keys >> np.int64(32), keys & np.int64(0xFFFFFFFF), self._out_deg, self._in_deg,
                                   freed, deleted)
         self._free = np.concatenate([self._free, freed[:count]])
-        self._record(deleted=deleted[:count])
+        if count:
+            self._record(deleted=deleted[:count])
         self._live -= count
         self._tombs += count
         return count
 
     def _record(self, inserted=None, deleted=None) -> None:
         """Hand the effective changes of a batch (edge keys) to every watcher's change log."""
+        self._version += 1
         for log in self._watchers:
             log.append(inserted, deleted)
 
@@ -240,7 +246,7 @@ class DynamicGraph:
         """Whether each ``src[i] -> dst[i]`` is a live edge (a bool array)."""
         src, dst = self._batch("edges", (src, dst))
         keys = (src << np.int64(32)) | dst
-        return _pma.contains(self._keys, self._eids, self._leaf, self._num_leaves, keys,
+        return _pma.contains(self._keys, self._eids, self._leaf, self._row_off, keys,
                              np.empty(keys.size, np.bool_))
 
     def _take_ids(self, k: int) -> np.ndarray:
@@ -257,7 +263,7 @@ class DynamicGraph:
         keys = self._sorted_unique_keys(src, dst)
         leaf_of = np.empty(keys.size, dtype=np.int64)
         slot_of = np.empty(keys.size, dtype=np.int64)
-        _pma.classify_inserts(self._keys, self._leaf, self._num_leaves, keys, leaf_of, slot_of)
+        _pma.classify_inserts(self._keys, self._leaf, self._row_off, keys, leaf_of, slot_of)
         present = slot_of >= 0
         revive = present.copy()
         revive[present] = self._eids[slot_of[present]] == _pma.TOMB
@@ -327,11 +333,11 @@ class DynamicGraph:
         src = np.repeat(np.arange(self._n, dtype=np.int64), np.diff(csr[0]))
         return src, csr[1], csr[2]
 
-    def _csr(self):
-        indptr = np.zeros(self._n + 1, dtype=np.int64)
+    def _csr(self, dtype=np.int64):
+        indptr = np.zeros(self._n + 1, dtype=dtype)
         np.cumsum(self._out_deg, out=indptr[1:])
-        indices = np.empty(self._live, dtype=np.int64)
-        eids = np.empty(self._live, dtype=np.int64)
+        indices = np.empty(self._live, dtype=dtype)
+        eids = np.empty(self._live, dtype=dtype)
         if self._n:
             _pma.forward_csr(self._keys, self._eids, self._row_off, indptr, indices, eids)
         return indptr, indices, eids
@@ -339,8 +345,54 @@ class DynamicGraph:
     def snapshot(self):
         """The graph now, as a :class:`~graphkern.Graph`: its CSR from the packed order, edge ids the
         stable ids (``num_edge_ids == max_edge_id``); the reverse (CSC) is built by the stable count sort
-        when a kernel asks for it."""
+        when a kernel asks for it. The snapshot is cached until the next batch that changes an edge, and
+        kernels called on the DynamicGraph use it while it is current."""
+        cached = self.cached_snapshot()
+        if cached is not None:
+            return cached
+        from .._validate import choose_idtype
         from .graph import Graph
 
-        indptr, indices, eids = self._csr()
-        return Graph.from_csr(indptr, indices, eids, num_dst=self._n, num_edge_ids=self._next_id)
+        # built from the graph's own invariants (sorted rows, distinct ids below max_edge_id), so the
+        # input checks of Graph.from_csr would only re-prove them: construct directly, in the id dtype
+        # from_csr would choose
+        dtype = choose_idtype("idtype", None, max(self._n, self._live, self._next_id))
+        indptr, indices, eids = self._csr(dtype)
+        snap = Graph(_num_src=self._n, _num_dst=self._n, _num_edges=self._live, _num_edge_ids=self._next_id,
+                     _idtype=dtype, _allowed={"coo", "csr", "csc"}, _formats={"csr": (indptr, indices, eids)},
+                     _identity=set(), _is_block=False)
+        self._snapshot_cache = (self._version, snap)
+        return snap
+
+    def cached_snapshot(self):
+        """The snapshot taken since the last change, or None (kernels then run on the packed arrays)."""
+        if self._snapshot_cache is not None and self._snapshot_cache[0] == self._version:
+            return self._snapshot_cache[1]
+        return None
+
+    # the names kernels validate against, as on a Graph (square: sources and destinations are the nodes)
+    @property
+    def num_src(self) -> int:
+        return self._n
+
+    @property
+    def num_dst(self) -> int:
+        return self._n
+
+    @property
+    def num_edge_ids(self) -> int:
+        """Rows of an edge-feature array: :attr:`max_edge_id`."""
+        return self._next_id
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    @property
+    def idtype(self) -> np.dtype:
+        """Ids of the packed arrays (and of arg outputs of kernels run on them)."""
+        return np.dtype(np.int64)
+
+    def _require_host(self, what: str) -> None:
+        if self._device != "cpu":
+            raise ValueError(f"{what} works on a graph in host memory; this DynamicGraph is on {self._device}")

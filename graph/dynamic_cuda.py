@@ -42,6 +42,8 @@ class CudaDynamicGraph(DynamicGraph):
         self._n = self._check_nodes(num_nodes)
         self._device = "cuda"
         self._watchers = weakref.WeakSet()  # incremental algorithms run on the CPU class only
+        self._version = 0
+        self._snapshot_cache = None
         self._out_deg = _cuda.zeros(self._n, np.int64)
         self._in_deg = _cuda.zeros(self._n, np.int64)
         self._free = _cuda.empty(16, np.int64)  # a stack of freed ids on the device
@@ -105,7 +107,7 @@ class CudaDynamicGraph(DynamicGraph):
         keys = _cuda.empty(src.size, np.int64)
         K.batch_keys[_grid(src.size)](src, dst, 1 << 32, keys)
         out = _cuda.empty(src.size, np.bool_)
-        K.contains[_grid(src.size)](self._keys, self._eids, self._leaf, self._num_leaves, keys, out)
+        K.contains[_grid(src.size)](self._keys, self._eids, self._leaf, self._row_off, keys, out)
         return out
 
     def _unique_keys(self, src, dst):
@@ -131,7 +133,7 @@ class CudaDynamicGraph(DynamicGraph):
         k = keys.size
         slot_of = _cuda.empty(k, np.int64)
         flags = _cuda.empty(k, np.int64)
-        K.find_deletions[_grid(k)](self._keys, self._eids, self._leaf, self._num_leaves, keys, slot_of, flags)
+        K.find_deletions[_grid(k)](self._keys, self._eids, self._leaf, self._row_off, keys, slot_of, flags)
         ranks, count = _scan(flags)
         if count == 0:
             return 0
@@ -143,6 +145,7 @@ class CudaDynamicGraph(DynamicGraph):
         freed = self._free[self._free_count:self._free_count + count]
         K.apply_deletions[_grid(k)](keys, slot_of, ranks, self._eids, self._out_deg, self._in_deg, freed)
         self._free_count += count
+        self._version += 1
         self._live -= count
         self._tombs += count
         return count
@@ -156,7 +159,7 @@ class CudaDynamicGraph(DynamicGraph):
         slot_of = _cuda.empty(k, np.int64)
         effective = _cuda.empty(k, np.int64)
         new = _cuda.empty(k, np.int64)
-        K.classify_inserts[_grid(k)](self._keys, self._eids, self._leaf, self._num_leaves, keys, leaf_of, slot_of,
+        K.classify_inserts[_grid(k)](self._keys, self._eids, self._leaf, self._row_off, keys, leaf_of, slot_of,
                                      effective, new)
         ranks, count = _scan(effective)
         if count == 0:
@@ -166,6 +169,7 @@ class CudaDynamicGraph(DynamicGraph):
         K.assign_ids[_grid(k)](keys, effective, ranks, self._free, self._free_count, reuse, self._next_id, slot_of,
                                self._eids, self._out_deg, self._in_deg, ids)
         self._free_count -= reuse
+        self._version += 1
         self._next_id += count - reuse
         new_ranks, pending = _scan(new)
         self._tombs -= count - pending  # the revived tombstones
@@ -249,7 +253,12 @@ class CudaDynamicGraph(DynamicGraph):
 
     def snapshot(self):
         """The graph now as a device :class:`~graphkern.Graph` (CSR from the packed order, stable ids)."""
+        cached = self.cached_snapshot()
+        if cached is not None:
+            return cached
         from .graph import Graph
 
         indptr, indices, eids = self._csr()
-        return Graph.from_csr(indptr, indices, eids, num_dst=self._n, num_edge_ids=self._next_id)
+        snap = Graph.from_csr(indptr, indices, eids, num_dst=self._n, num_edge_ids=self._next_id)
+        self._snapshot_cache = (self._version, snap)
+        return snap

@@ -165,3 +165,97 @@ def bench_bfs(ctx: BenchContext) -> list[Row]:
         rows.append(Row("bfs", f"{algorithm} ({per} Graph500 keys)", t_ours / per, "scipy csgraph", t_peer / per,
                         nedge, "GTEPS", "valid"))
     return rows
+
+
+@bench_family("dynamic")
+def bench_dynamic(ctx: BenchContext) -> list[Row]:
+    """The DynamicGraph on the generated graph: batch insertions and deletions (SciPy's CSR + CSC rebuild
+    as the peer), a snapshot with both formats, and IncrementalBFS against a fresh search."""
+    import scipy.sparse as sp
+
+    from . import graph500
+    from .graph import DynamicGraph
+    from .incremental import IncrementalBFS
+    from .traversal import bfs
+
+    n = 1 << ctx.scale
+    loops = ctx.src == ctx.dst
+    src = np.concatenate([ctx.src[~loops], ctx.dst[~loops]])
+    dst = np.concatenate([ctx.dst[~loops], ctx.src[~loops]])
+    dg = DynamicGraph(n, backend=ctx.backend)
+    dg.apply(insert=(src, dst))
+    rng = np.random.default_rng(5)
+    rows = []
+    from ._cuda import to_host
+
+    batch = min(10_000, n * n // 4)
+    # a batch of edges the graph does not have, so that inserting and deleting it restores the graph
+    new = rng.integers(0, n, (2, 2 * batch))
+    absent = ~to_host(dg.contains(new[0], new[1]))
+    keys = np.unique(new[0][absent] * n + new[1][absent])[:batch]
+    new = np.stack([keys // n, keys % n])
+    batch = new.shape[1]
+    # the snapshot after insert-then-delete of a batch must equal the graph before it (SciPy's CSR)
+    dg.apply(insert=(new[0], new[1]))
+    dg.apply(delete=(new[0], new[1]))
+    ref = sp.coo_array((np.ones(src.size, np.int8), (src, dst)), shape=(n, n)).tocsr()
+    ref.sum_duplicates()
+    snap = dg.snapshot().to("cpu")
+    indptr, indices, _ = snap.csr()
+    check = "equal" if (np.array_equal(indptr, ref.indptr) and np.array_equal(indices, ref.indices)) else "MISMATCH"
+    s2, d2 = np.concatenate([src, new[0]]), np.concatenate([dst, new[1]])
+
+    def rebuild():
+        m = sp.coo_array((np.ones(s2.size, np.float32), (s2, d2)), shape=(n, n))
+        m.tocsr(), m.tocsc()
+
+    def insert():
+        dg.apply(insert=(new[0], new[1]))
+        ctx.timed(lambda: None)()
+
+    def delete():
+        dg.apply(delete=(new[0], new[1]))
+        ctx.timed(lambda: None)()
+
+    t_ins, t_peer = [], []
+    t_del = []
+    import time as _time
+
+    insert(), delete()
+    for _ in range(ctx.repeat):
+        t0 = _time.perf_counter()
+        insert()
+        t_ins.append(_time.perf_counter() - t0)
+        t0 = _time.perf_counter()
+        delete()
+        t_del.append(_time.perf_counter() - t0)
+        t0 = _time.perf_counter()
+        rebuild()
+        t_peer.append(_time.perf_counter() - t0)
+    rows.append(Row("dynamic", f"insert batch {batch} into {dg.num_edges:,} edges", float(np.median(t_ins)),
+                    "scipy rebuild csr+csc", float(np.median(t_peer)), batch, "updates/s", check))
+    rows.append(Row("dynamic", f"delete batch {batch}", float(np.median(t_del)), "", None, batch, "updates/s", check))
+
+    def snapshot():
+        dg._snapshot_cache = None  # the build, not the cache
+        dg.snapshot().csc()
+
+    t_snap, _ = time_pair(ctx.timed(snapshot), None, ctx.repeat)
+    rows.append(Row("dynamic", "snapshot (csr + csc + stable ids)", t_snap, "", None, dg.num_edges, "edges/s", check))
+    if ctx.on_gpu:
+        return rows  # IncrementalBFS runs on the CPU class
+    root = int(graph500.search_keys(snap, 1)[0])
+    inc = IncrementalBFS(dg, root, symmetric=True)
+    fresh_snap = dg.snapshot()
+    t_fresh, _ = time_pair(lambda: bfs(fresh_snap, root), None, ctx.repeat)
+    times = []
+    for _ in range(ctx.repeat):
+        a = rng.integers(0, n, (2, 250))
+        dg.apply(insert=(np.concatenate([a[0], a[1]]), np.concatenate([a[1], a[0]])))
+        t0 = _time.perf_counter()
+        inc.update()
+        times.append(_time.perf_counter() - t0)
+    equal = np.array_equal(inc.levels, bfs(dg.snapshot(), root).levels)
+    rows.append(Row("dynamic", "IncrementalBFS update (500 directed inserts)", float(np.median(times)),
+                    "fresh DO bfs", t_fresh, 500, "updates/s", "equal" if equal else "MISMATCH"))
+    return rows

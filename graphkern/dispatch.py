@@ -35,7 +35,10 @@ class Plan:
     reasons: tuple[str, ...] = field(default_factory=tuple)
 
     def __str__(self) -> str:
-        build = f"; builds {self.format} {self.build}" if self.build else f"; uses the created {self.format}"
+        if self.format == "packed":
+            build = "; runs on the live packed arrays"
+        else:
+            build = f"; builds {self.format} {self.build}" if self.build else f"; uses the created {self.format}"
         why = "".join(f"\n  - {r}" for r in self.reasons)
         return f"{self.family}: backend={self.backend}, format={self.format}, kernel={self.kernel}{build}{why}"
 

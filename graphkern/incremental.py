@@ -177,7 +177,7 @@ class IncrementalBFS:
             return report
         present = np.empty(ins.size, np.bool_)
         if ins.size:
-            _pma.contains(dg._keys, dg._eids, dg._leaf, dg._num_leaves, ins, present)
+            _pma.contains(dg._keys, dg._eids, dg._leaf, dg._row_off, ins, present)
         size = count + ins.size
         seed_v = np.empty(size, np.int64)
         seed_level = np.empty(size, np.int64)

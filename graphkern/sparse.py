@@ -35,12 +35,38 @@ _DEVICE_FLOAT_DTYPES = (np.dtype(np.float16),) + _FLOAT_DTYPES
 _PARTS_PER_THREAD = 8
 
 
-def _graph_of(g):
-    from .graph import Graph
+def _graph_of(g, packed_ok: bool = True):
+    """A Graph, or a DynamicGraph whose packed arrays the kernel reads directly: when no snapshot of
+    its current edges exists (building one costs a CSR and a count sort, more than one kernel call over
+    the packed array); a current snapshot, or a DynamicGraph on the GPU, runs as that snapshot."""
+    from .graph import DynamicGraph, Graph
 
+    if isinstance(g, DynamicGraph):
+        snap = g.cached_snapshot()
+        if snap is None and packed_ok and g.device == "cpu":
+            return g
+        return snap if snap is not None else g.snapshot()
     if not isinstance(g, Graph):
-        raise TypeError(f"argument 'g': expected a graphkern Graph, found {type(g).__name__}")
+        raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found {type(g).__name__}")
     return g
+
+
+def _is_packed(g) -> bool:
+    from .graph import DynamicGraph
+
+    return isinstance(g, DynamicGraph)
+
+
+def _packed_plan(family: str, backend: str, kernel: str) -> Plan:
+    return Plan(family, backend, "packed", kernel, None,
+                ("a DynamicGraph without a current snapshot: the kernel walks its packed memory array (rows by "
+                 "source; walls, gaps and tombstones skipped) instead of building a snapshot first",))
+
+
+def _row_parts(dg) -> np.ndarray:
+    import numba
+
+    return _spmm_cpu.nnz_balanced_parts(dg._row_off, max(1, numba.get_num_threads() * _PARTS_PER_THREAD))
 
 
 def _where(g, backend, *arrays) -> bool:
@@ -184,6 +210,9 @@ def _use_tiled_csr(g, op, reduce):
 
 @register_planner("spmm")
 def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=False):
+    g = _graph_of(g, packed_ok=format is None)
+    if _is_packed(g):
+        return _packed_plan("spmm", backend, f"spmm_packed_{op}_{reduce}")
     supported = ("csc", "coo", "csr")
     if format is not None:
         check_choice("format", format, supported)
@@ -254,7 +283,7 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
     >>> out.ravel().tolist(), arg_u.ravel().tolist()
     ([4.0, 0.0, 2.0], [2, -1, 1])
     """
-    g = _graph_of(g)
+    g = _graph_of(g, packed_ok=format is None)
     on_device = _where(g, backend, ufeat, efeat)
     x, w, bcast = _check_spmm(g, op, reduce, ufeat, efeat, on_device)
     with_arg = bool(return_arg) and reduce in ("max", "min")
@@ -292,6 +321,8 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
             kernel(tiles[0], tiles[1], tiles[2], True, g.num_src, x2, w2, bcast.A, bcast.B, loff, roff, out)
             if reduce == "mean":
                 _spmm_cpu.finish_rows(g.in_degrees(), True, out, au, ae, False, False)
+        elif the_plan.format == "packed":
+            _spmm_packed(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
         elif the_plan.format == "csc":
             indptr, indices, eids = g._raw("csc")
             has_eids = not g.eids_are_identity("csc")
@@ -308,6 +339,32 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         arg_e = arg_e.reshape(out_shape) if arg_e is not None else None
         return out, arg_u, arg_e
     return out
+
+
+def _spmm_packed(dg, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, arg_u, arg_e):
+    """Per-thread partial outputs over row ranges of the packed array, combined as on the COO path."""
+    import numba
+
+    threads = max(1, min(numba.get_num_threads(), dg.num_edges // 4096 or 1))
+    bounds = _spmm_cpu.nnz_balanced_parts(dg._row_off, threads)
+    T = bounds.size - 1
+    D = bcast.out_len
+    is_sum = reduce in ("sum", "mean")
+    fill = 0 if is_sum else (-np.inf if reduce == "max" else np.inf)
+    idt = np.int64
+    part_out = np.full((T, dg.num_dst, D), fill, dtype=out.dtype)
+    part_u = np.full((T, dg.num_dst, D), -1, dtype=idt) if with_arg else np.zeros((1, 1, 1), idt)
+    part_e = np.full((T, dg.num_dst, D), -1, dtype=idt) if with_arg else np.zeros((1, 1, 1), idt)
+    kernel = _spmm_cpu.spmm_packed_kernel(op, reduce, bcast.pattern)
+    kernel(dg._keys, dg._eids, dg._row_off, bounds, x2, w2, bcast.A, bcast.B, loff, roff, part_out, part_u, part_e,
+           with_arg)
+    if is_sum:
+        _spmm_cpu.combine_sum(part_out, out)
+    else:
+        _spmm_cpu.combine_extreme(part_out, part_u, part_e, reduce == "max", with_arg, op != "copy_rhs",
+                                  op != "copy_lhs", out, arg_u, arg_e)
+    _spmm_cpu.finish_rows(dg._in_deg, reduce == "mean", out, arg_u, arg_e,
+                          with_arg and op != "copy_rhs", with_arg and op != "copy_lhs")
 
 
 def _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, arg_u, arg_e):
@@ -345,6 +402,9 @@ def _operand(name, arr, target, g, on_device=False):
 
 @register_planner("sddmm")
 def _plan_sddmm(g, backend, op="dot", lhs_target="u", rhs_target="v", format=None):
+    g = _graph_of(g, packed_ok=format is None)
+    if _is_packed(g):
+        return _packed_plan("sddmm", backend, f"sddmm_packed_{lhs_target}_{op}_{rhs_target}")
     supported = ("coo", "csr")
     if backend == "cuda":
         # the GPU kernel walks an edge list: the COO, or a compressed format expanded once and cached
@@ -404,7 +464,7 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
     >>> gk.sddmm(g, "dot", x, x, "u", "v").ravel().tolist()
     [11.0, 11.0]
     """
-    g = _graph_of(g)
+    g = _graph_of(g, packed_ok=format is None)
     check_choice("op", op, SDDMM_OPS)
     check_choice("lhs_target", lhs_target, TARGETS)
     check_choice("rhs_target", rhs_target, TARGETS)
@@ -437,8 +497,14 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
         R2 = _as_rows(R) if R is not None else _dummy(dtype)
         loff = bcast.lhs_offsets if bcast.general else np.zeros(1, np.int64)
         roff = bcast.rhs_offsets if bcast.general else np.zeros(1, np.int64)
-        kernel = _sddmm_cpu.sddmm_kernel(op, bcast.pattern, the_plan.format)
         targets = _sddmm_cpu.target_codes(lhs_target if uses_l else "u", rhs_target if uses_r else "u")
+        if the_plan.format == "packed":
+            kernel = _sddmm_cpu.sddmm_packed_kernel(op, bcast.pattern)
+            kernel(g._keys, g._eids, g._row_off, _row_parts(g), L2, R2, targets[0], targets[1], bcast.A, bcast.B,
+                   bcast.reduce_size, loff, roff, out)
+            shape = (g.num_edge_ids,) if squeeze else (g.num_edge_ids,) + bcast.out_shape
+            return out.reshape(shape)
+        kernel = _sddmm_cpu.sddmm_kernel(op, bcast.pattern, the_plan.format)
         a, b, eids = g._raw(the_plan.format)
         has_eids = not g.eids_are_identity(the_plan.format)
         if the_plan.format == "csr":
@@ -458,6 +524,7 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
 
 @register_planner("edge_softmax")
 def _plan_edge_softmax(g, backend, norm_by="dst"):
+    g = _graph_of(g, packed_ok=False)
     """Rows of the CSC (CSR for norm_by="src") when they hold edges in edge-id order; otherwise, on a
     graph whose edge ids follow another created format and whose average degree is at least
     EDGE_ORDER_CHUNKS, the edge-order kernel.
@@ -494,7 +561,7 @@ def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
     >>> np.round(a, 3).tolist()
     [0.25, 0.75, 1.0]
     """
-    g = _graph_of(g)
+    g = _graph_of(g, packed_ok=False)  # a DynamicGraph runs as its snapshot
     check_choice("norm_by", norm_by, ("dst", "src"))
     on_device = _where(g, backend, logits)
     z = _feature("logits", logits, g.num_edge_ids, _edge_word(g), on_device)

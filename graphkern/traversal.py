@@ -54,9 +54,27 @@ class BFSResult:
         return int(to_host(self.levels).max()) if self.levels.size else 0
 
 
+def _as_searchable(g, algorithm: str):
+    """A Graph, or a CPU DynamicGraph searched top-down on its packed arrays (``auto`` without a current
+    snapshot); any other DynamicGraph case runs on its snapshot."""
+    from .graph import DynamicGraph
+
+    if isinstance(g, DynamicGraph):
+        snap = g.cached_snapshot()
+        if snap is None and g.device == "cpu" and algorithm in ("auto", "top_down"):
+            return g
+        return snap if snap is not None else g.snapshot()
+    return g
+
+
 @register_planner("bfs")
 def _plan_bfs(g, backend, algorithm="auto"):
     check_choice("algorithm", algorithm, ALGORITHMS)
+    g = _as_searchable(g, algorithm)
+    if not hasattr(g, "formats"):  # the packed arrays of a DynamicGraph
+        return Plan("bfs", backend, "packed", "bfs_packed_top_down", None,
+                    ("a DynamicGraph without a current snapshot: top-down levels straight over its packed memory "
+                     "array (no CSR or CSC to build)",))
     reasons = []
     chosen = algorithm
     if algorithm == "auto":
@@ -76,10 +94,12 @@ def _plan_bfs(g, backend, algorithm="auto"):
 
 
 def _check_graph(g):
-    from .graph import Graph
+    from .graph import DynamicGraph, Graph
 
+    if isinstance(g, DynamicGraph):
+        return
     if not isinstance(g, Graph):
-        raise TypeError(f"argument 'g': expected a graphkern Graph, found {type(g).__name__}")
+        raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found {type(g).__name__}")
     if g.num_src != g.num_dst:
         raise ValueError(f"argument 'g': BFS needs a square graph, found {g.num_src} sources and {g.num_dst} "
                          f"destinations")
@@ -125,11 +145,17 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
     _check_graph(g)
     if (source is None) == (sources is None):
         raise ValueError("arguments 'source' and 'sources': give exactly one of them")
+    g = _as_searchable(g, algorithm)
     concrete = resolve_backend(backend, g)
     if concrete == "cpu":
         g._require_host("the cpu backend")
     the_plan = plan(g, "bfs", concrete, algorithm=algorithm)
     chosen = the_plan.kernel[len("bfs_"):]
+    if the_plan.format == "packed":
+        if sources is not None:
+            roots = [check_int_scalar("sources[i]", s, low=0, high=g.num_src - 1) for s in np.asarray(sources).tolist()]
+            return [_search_packed(g, r) for r in roots]
+        return _search_packed(g, check_int_scalar("source", source, low=0, high=g.num_src - 1))
     if concrete == "cuda":
         from ._bfs_cuda import search as search_on_device
 
@@ -222,6 +248,31 @@ def _multi_source(g, roots: list[int]) -> list[BFSResult]:
                 front_list = _bfs.bitmap_to_queue(frontier, listed, False)
         results += [BFSResult(parents[i], levels[i], s, "multi_source", trace) for i, s in enumerate(batch)]
     return results
+
+
+def _search_packed(dg, source: int) -> BFSResult:
+    """Top-down levels over a DynamicGraph's packed arrays (each level one parallel step)."""
+    import numba
+
+    n = dg.num_nodes
+    parents = np.full(n, -1, dtype=np.int64)
+    levels = np.full(n, -1, dtype=np.int64)
+    parents[source] = source
+    levels[source] = 0
+    next_front = np.zeros(n, dtype=np.uint8)
+    queue = np.empty(n, dtype=np.int64)
+    frontier = np.array([source], dtype=np.int64)
+    parts = max(1, numba.get_num_threads() * 8)
+    trace = []
+    level = 0
+    while frontier.size:
+        level += 1
+        t0 = time.perf_counter()
+        found = _bfs.packed_top_down_step(dg._keys, dg._eids, dg._row_off, frontier, parts, parents, levels, level,
+                                          next_front)
+        frontier = _bfs.bitmap_to_queue(next_front, queue, True)[:found].copy() if found else frontier[:0]
+        trace.append((level, "top_down", -1, int(found), time.perf_counter() - t0))
+    return BFSResult(parents, levels, source, "top_down", trace)
 
 
 def _csc_rows_sorted(g) -> bool:

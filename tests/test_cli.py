@@ -28,7 +28,7 @@ def test_bench_json(capsys):
     names = [r["name"] for r in payload["rows"]]
     assert "coo -> csr (with eids)" in names
     assert all(r["check"] in ("ok", "equal", "golden", "valid") for r in payload["rows"])
-    assert {r["family"] for r in payload["rows"]} == {"generate", "convert", "spmm", "bfs"}
+    assert {r["family"] for r in payload["rows"]} == {"generate", "convert", "spmm", "bfs", "dynamic"}
 
 
 def test_console_script_is_installed():

@@ -77,3 +77,20 @@ def test_tools_run_as_scripts():
 
     proc = subprocess.run([sys.executable, str(TOOLS / "compare_peers.py"), "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "--family" in proc.stdout
+
+
+def test_dynamic_bench_every_figure_quick(tmp_path, capsys):
+    """tools/dynamic_bench.py at its --quick sizes: every figure runs, IncrementalBFS levels are equal to a
+    fresh search's, and the plot is written."""
+    pytest.importorskip("matplotlib")
+    dynamic_bench = _load("dynamic_bench")
+    out = tmp_path / "rows.json"
+    assert dynamic_bench.main(["--quick", "--plot", str(tmp_path), "--json", str(out)]) == 0
+    import json
+
+    rows = json.loads(out.read_text())
+    figures = {r["figure"] for r in rows}
+    assert figures == {"apply", "snapshot", "seed_step", "incremental_bfs", "packed_kernel"}
+    assert all(r["levels_equal"] for r in rows if r["figure"] == "incremental_bfs")
+    assert (tmp_path / "dynamic_updates.png").stat().st_size > 0
+    assert "IncrementalBFS" in capsys.readouterr().out

@@ -383,3 +383,24 @@ def fill_unreached(parents, levels):
     for i in prange(flat_p.size):
         flat_p[i] = -1
         flat_l[i] = -1
+
+
+@njit(parallel=True, cache=True)
+def packed_top_down_step(keys, eids, row_off, frontier, parts, parents, levels, level, next_front):
+    """:func:`top_down_step` over a DynamicGraph's packed memory array (walls, gaps and tombstones
+    skipped); the frontier is split into ``parts`` equal pieces. Returns the vertices claimed."""
+    low = np.int64(0xFFFFFFFF)
+    found = 0
+    n = frontier.size
+    for p in prange(parts):
+        for i in range((n * p) // parts, (n * (p + 1)) // parts):
+            u = frontier[i]
+            for s in range(row_off[u], row_off[u + 1]):
+                if eids[s] < 0:
+                    continue
+                v = keys[s] & low
+                if parents[v] == -1 and atomic_cas(parents, v, -1, u) == -1:
+                    levels[v] = level
+                    next_front[v] = 1
+                    found += 1
+    return found

@@ -62,10 +62,17 @@ def spread_parallel(keys_in, eids_in, m, keys, eids, width, leaf_size, row_off):
 
 
 @njit(cache=True)
-def locate(keys, leaf_size, num_leaves, key):
-    """``(leaf, slot)``: the leaf whose range holds ``key``, and the key's slot there or -1."""
-    lo, hi = 0, num_leaves - 1
-    while lo < hi:  # the last leaf whose first key is <= key (leaf 0 when none is)
+def locate(keys, row_off, leaf_size, key):
+    """``(leaf, slot)``: the leaf whose range holds ``key``, and the key's slot there or -1.
+
+    The key's row bounds the search: row ``r`` lies between the previous row's wall (slot
+    ``row_off[r]``) and its own (``row_off[r + 1]``), so only the leaves in between are searched for the
+    last one whose first key is ``<= key`` -- a row of a few edges spans a leaf or two, where a search
+    over all leaf separators would take ~log2(leaves) cache misses."""
+    r = key >> np.int64(32)
+    lo = row_off[r] // leaf_size
+    hi = row_off[r + 1] // leaf_size
+    while lo < hi:
         mid = (lo + hi + 1) // 2
         if keys[mid * leaf_size] <= key:
             lo = mid
@@ -81,14 +88,18 @@ def locate(keys, leaf_size, num_leaves, key):
     return lo, -1
 
 
-@njit(cache=True)
-def delete_batch(keys, eids, leaf_size, num_leaves, del_keys, src_of, dst_of, out_deg, in_deg, freed, deleted):
+@njit(parallel=True, cache=True)
+def delete_batch(keys, eids, leaf_size, row_off, del_keys, src_of, dst_of, out_deg, in_deg, freed, deleted):
     """Tombstone each present live key; returns how many were deleted (their ids go to ``freed``, their
-    keys to ``deleted``, both in key order)."""
+    keys to ``deleted``, both in key order). The searches run in parallel, the bookkeeping after them."""
+    slots = np.empty(del_keys.size, dtype=np.int64)
+    for i in prange(del_keys.size):
+        _, s = locate(keys, row_off, leaf_size, del_keys[i])
+        slots[i] = s if s >= 0 and eids[s] >= 0 else -1
     count = 0
     for i in range(del_keys.size):
-        _, s = locate(keys, leaf_size, num_leaves, del_keys[i])
-        if s >= 0 and eids[s] >= 0:
+        s = slots[i]
+        if s >= 0:
             freed[count] = eids[s]
             deleted[count] = del_keys[i]
             eids[s] = TOMB
@@ -98,11 +109,11 @@ def delete_batch(keys, eids, leaf_size, num_leaves, del_keys, src_of, dst_of, ou
     return count
 
 
-@njit(cache=True)
-def classify_inserts(keys, leaf_size, num_leaves, ins_keys, leaf_of, slot_of):
+@njit(parallel=True, cache=True)
+def classify_inserts(keys, leaf_size, row_off, ins_keys, leaf_of, slot_of):
     """For each key: its leaf, and its slot when present (live or tombstone), else -1."""
-    for i in range(ins_keys.size):
-        leaf, s = locate(keys, leaf_size, num_leaves, ins_keys[i])
+    for i in prange(ins_keys.size):
+        leaf, s = locate(keys, row_off, leaf_size, ins_keys[i])
         leaf_of[i] = leaf
         slot_of[i] = s
 
@@ -150,54 +161,115 @@ def merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, lo, hi
 
 
 @njit(cache=True)
+def merge_leaf(keys, eids, start, occupied, new_keys, new_eids, lo, hi, row_off):
+    """Level 0: merge the pending ``new_keys[lo:hi]`` into the leaf at ``start`` in place, from the back
+    (the leaf stays packed at its start: the same layout as :func:`merge_window`, with no buffer)."""
+    i = occupied - 1
+    j = hi - 1
+    w = start + occupied + (hi - lo) - 1
+    while j >= lo:
+        if i >= 0 and keys[start + i] > new_keys[j]:
+            k = keys[start + i]
+            keys[w] = k
+            eids[w] = eids[start + i]
+            if (k & WALL_LOW) == WALL_LOW:
+                row_off[(k >> np.int64(32)) + 1] = w
+            i -= 1
+        else:
+            keys[w] = new_keys[j]
+            eids[w] = new_eids[j]
+            j -= 1
+        w -= 1
+
+
+@njit(parallel=True, cache=True)
 def rebalance_level(keys, eids, leaf_size, level, upper, window_of, new_keys, new_eids, starts, ends, row_off,
                     done):
     """Insert each pending group (``starts[g]:ends[g]`` of the sorted pending keys, all in one window of
-    this level) whose window stays under the level's density bound; mark them done."""
+    this level) whose window stays under the level's density bound; mark them done. The windows of one
+    level are disjoint (and so are the walls in them), so groups run in parallel."""
     width = leaf_size << level
-    for g in range(starts.size):
+    for g in prange(starts.size):
         start = window_of[g] * width
         occupied = window_count(keys, start, width, leaf_size)
         if occupied + ends[g] - starts[g] <= upper:
-            merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, starts[g], ends[g], row_off)
+            if level == 0:
+                merge_leaf(keys, eids, start, occupied, new_keys, new_eids, starts[g], ends[g], row_off)
+            else:
+                merge_window(keys, eids, start, width, leaf_size, new_keys, new_eids, starts[g], ends[g], row_off)
             done[g] = True
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
 def live_elements(keys, eids, out_keys, out_eids):
-    """The walls and live edges in order (tombstones and gaps dropped); returns how many."""
-    n = 0
-    for s in range(keys.size):
-        k = keys[s]
-        if k == KEY_NONE or eids[s] == TOMB:
-            continue
-        out_keys[n] = k
-        out_eids[n] = eids[s]
-        n += 1
-    return n
+    """The walls and live edges in order (tombstones and gaps dropped); returns how many. Two parallel
+    passes over chunks of the array: count, then write at the chunk's offset."""
+    chunks = 64
+    size = keys.size
+    counts = np.zeros(chunks + 1, dtype=np.int64)
+    for c in prange(chunks):
+        n = 0
+        for s in range((size * c) // chunks, (size * (c + 1)) // chunks):
+            if keys[s] != KEY_NONE and eids[s] != TOMB:
+                n += 1
+        counts[c + 1] = n
+    for c in range(chunks):
+        counts[c + 1] += counts[c]
+    for c in prange(chunks):
+        n = counts[c]
+        for s in range((size * c) // chunks, (size * (c + 1)) // chunks):
+            if keys[s] != KEY_NONE and eids[s] != TOMB:
+                out_keys[n] = keys[s]
+                out_eids[n] = eids[s]
+                n += 1
+    return counts[chunks]
 
 
 @njit(cache=True)
-def merge_sorted(a_keys, a_eids, na, b_keys, b_eids, out_keys, out_eids):
-    i = j = n = 0
-    while i < na or j < b_keys.size:
-        if j >= b_keys.size or (i < na and a_keys[i] < b_keys[j]):
-            out_keys[n] = a_keys[i]
-            out_eids[n] = a_eids[i]
-            i += 1
+def _co_rank(d, a_keys, na, b_keys, nb):
+    """How many of the first ``d`` merged elements come from ``a`` (the merge-path split point)."""
+    lo = max(0, d - nb)
+    hi = min(d, na)
+    while lo < hi:
+        i = (lo + hi) // 2
+        j = d - i
+        if j > 0 and i < na and b_keys[j - 1] >= a_keys[i]:
+            lo = i + 1
         else:
-            out_keys[n] = b_keys[j]
-            out_eids[n] = b_eids[j]
-            j += 1
-        n += 1
-    return n
+            hi = i
+    return lo
 
 
-@njit(cache=True)
+@njit(parallel=True, cache=True)
+def merge_sorted(a_keys, a_eids, na, b_keys, b_eids, out_keys, out_eids):
+    """Merge two sorted runs (``a`` first on ties); the output is cut into pieces along the merge path,
+    each merged by one thread."""
+    nb = b_keys.size
+    total = na + nb
+    pieces = 64 if total > 1 << 16 else 1
+    for p in prange(pieces):
+        d0 = (total * p) // pieces
+        d1 = (total * (p + 1)) // pieces
+        i = _co_rank(d0, a_keys, na, b_keys, nb)
+        j = d0 - i
+        for n in range(d0, d1):
+            if j >= nb or (i < na and a_keys[i] <= b_keys[j]):
+                out_keys[n] = a_keys[i]
+                out_eids[n] = a_eids[i]
+                i += 1
+            else:
+                out_keys[n] = b_keys[j]
+                out_eids[n] = b_eids[j]
+                j += 1
+    return total
+
+
+@njit(parallel=True, cache=True)
 def forward_csr(keys, eids, row_off, indptr, indices, out_eids):
-    """The live edges row by row in packed (destination) order: the snapshot's CSR."""
+    """The live edges row by row in packed (destination) order: the snapshot's CSR (rows in parallel,
+    written in the output arrays' dtype)."""
     n = row_off.size - 1
-    for r in range(n):
+    for r in prange(n):
         pos = indptr[r]
         for s in range(row_off[r], row_off[r + 1]):
             e = eids[s]
@@ -207,10 +279,10 @@ def forward_csr(keys, eids, row_off, indptr, indices, out_eids):
                 pos += 1
 
 
-@njit(cache=True)
-def contains(keys, eids, leaf_size, num_leaves, query, out):
+@njit(parallel=True, cache=True)
+def contains(keys, eids, leaf_size, row_off, query, out):
     """``out[i]``: whether ``query[i]`` is a live edge key."""
-    for i in range(query.size):
-        _, s = locate(keys, leaf_size, num_leaves, query[i])
+    for i in prange(query.size):
+        _, s = locate(keys, row_off, leaf_size, query[i])
         out[i] = s >= 0 and eids[s] >= 0
     return out

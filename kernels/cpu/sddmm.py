@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 from numba import njit, prange
 
 from ._intrinsics import prefetch_row
@@ -118,6 +119,34 @@ def sddmm_kernel(op: str, pattern: tuple, fmt: str):
                             prefetch_row(R, a_arr[i + dist] if rt == 0 else b_arr[i + dist], r_bytes)
                     e = eids[i] if has_eids else i
                     _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, a_arr[i], b_arr[i], e, L, R, lt, rt, A, B, la, ra, RS,
+                          loff, roff, out)
+
+    return kernel
+
+
+@functools.cache
+def sddmm_packed_kernel(op: str, pattern: tuple):
+    """SDDMM straight over a DynamicGraph's packed memory array (rows = sources; walls, gaps and
+    tombstones skipped): ``kernel(keys, eids, row_off, bounds, L, R, lt, rt, A, B, RS, loff, roff, out)``
+    with ``out`` indexed by the stable edge id. Each edge writes its own row: no races."""
+    OP = _OP_CODE[op]
+    DOT = op == "dot"
+    USE_L = op != "copy_rhs"
+    USE_R = op != "copy_lhs"
+    LA, LB, RA, RB, GENERAL = pattern
+    LOW = np.int64(0xFFFFFFFF)
+
+    @njit(parallel=True, cache=True)
+    def kernel(keys, eids, row_off, bounds, L, R, lt, rt, A, B, RS, loff, roff, out):
+        la = stride_for(LA, B)
+        ra = stride_for(RA, B)
+        for p in prange(bounds.size - 1):
+            for u in range(bounds[p], bounds[p + 1]):
+                for s in range(row_off[u], row_off[u + 1]):
+                    e = eids[s]
+                    if e < 0:
+                        continue
+                    _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, u, keys[s] & LOW, e, L, R, lt, rt, A, B, la, ra, RS,
                           loff, roff, out)
 
     return kernel

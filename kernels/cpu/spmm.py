@@ -319,3 +319,48 @@ def destination_tiles(indptr, indices, eids, num_dst, tiles):
     keys = tile_keys(indptr, indices, tile_of_node.astype(key_dtype), num_rows, np.empty(indices.size, key_dtype))
     # eids None: slot j of the CSR is edge j, which is what the sort records for each moved slot
     return coo_to_compressed(keys, indices, eids, tiles * num_rows)
+
+
+@functools.cache
+def spmm_packed_kernel(op: str, reduce: str, pattern: tuple):
+    """SpMM straight over a DynamicGraph's packed memory array: thread ``t`` walks rows (sources)
+    ``bounds[t]:bounds[t+1]``, skipping walls, gaps and tombstones (negative ids), and reduces into its
+    own ``part_out[t]`` (pre-filled with the reducer's identity), like the COO kernel. Rows go in source
+    order, so after :func:`combine_extreme` ties go to the lowest source: the first edge in the CSC
+    order of the graph's snapshot."""
+    OP = _OP_CODE[op]
+    USE_X = op != "copy_rhs"
+    USE_W = op != "copy_lhs"
+    LA, LB, RA, RB, GENERAL = pattern
+    IS_SUM = reduce in ("sum", "mean")
+    IS_MAX = reduce == "max"
+    LOW = np.int64(0xFFFFFFFF)
+
+    @njit(parallel=True, cache=True)
+    def kernel(keys, eids, row_off, bounds, x, w, A, B, loff, roff, part_out, part_arg_u, part_arg_e, with_arg):
+        la = stride_for(LA, B)
+        ra = stride_for(RA, B)
+        for t in prange(bounds.size - 1):
+            out = part_out[t]
+            for u in range(bounds[t], bounds[t + 1]):
+                for s in range(row_off[u], row_off[u + 1]):
+                    e = eids[s]
+                    if e < 0:
+                        continue
+                    v = keys[s] & LOW
+                    for a in range(A):
+                        for b in range(B):
+                            k = a * B + b
+                            val = message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff,
+                                          roff)
+                            if IS_SUM:
+                                out[v, k] += val
+                            elif (val > out[v, k]) if IS_MAX else (val < out[v, k]):
+                                out[v, k] = val
+                                if with_arg:
+                                    if USE_X:
+                                        part_arg_u[t, v, k] = u
+                                    if USE_W:
+                                        part_arg_e[t, v, k] = e
+
+    return kernel

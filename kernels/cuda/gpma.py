@@ -26,10 +26,12 @@ _EMPTY = int(EMPTY)
 
 
 @cuda.jit(device=True)
-def locate(keys, leaf_size, num_leaves, key):
-    """``(leaf, slot)``: the leaf whose range holds ``key``, and the key's slot there or -1."""
-    lo = 0
-    hi = num_leaves - 1
+def locate(keys, row_off, leaf_size, key):
+    """``(leaf, slot)``: the leaf whose range holds ``key`` (searched between the walls of the key's row
+    and the one before, as on the CPU), and the key's slot there or -1."""
+    r = key >> 32
+    lo = row_off[r] // leaf_size
+    hi = row_off[r + 1] // leaf_size
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if keys[mid * leaf_size] <= key:
@@ -103,9 +105,9 @@ def scatter_unique(keys, perm, flags, ranks, n, out):
 
 
 @cuda.jit
-def find_deletions(keys, eids, leaf_size, num_leaves, del_keys, slot_of, flags):
+def find_deletions(keys, eids, leaf_size, row_off, del_keys, slot_of, flags):
     for i in range(cuda.grid(1), del_keys.size, cuda.gridsize(1)):
-        _, s = locate(keys, leaf_size, num_leaves, del_keys[i])
+        _, s = locate(keys, row_off, leaf_size, del_keys[i])
         live = s >= 0 and eids[s] >= 0
         slot_of[i] = s if live else -1
         flags[i] = 1 if live else 0
@@ -124,10 +126,10 @@ def apply_deletions(del_keys, slot_of, ranks, eids, out_deg, in_deg, freed):
 
 
 @cuda.jit
-def classify_inserts(keys, eids, leaf_size, num_leaves, ins_keys, leaf_of, slot_of, effective, new):
+def classify_inserts(keys, eids, leaf_size, row_off, ins_keys, leaf_of, slot_of, effective, new):
     """Each key's leaf and slot (-1 when absent); effective = new or a tombstone to revive."""
     for i in range(cuda.grid(1), ins_keys.size, cuda.gridsize(1)):
-        leaf, s = locate(keys, leaf_size, num_leaves, ins_keys[i])
+        leaf, s = locate(keys, row_off, leaf_size, ins_keys[i])
         leaf_of[i] = leaf
         slot_of[i] = s
         is_new = s < 0
@@ -280,8 +282,8 @@ def wall_keys(out):
 
 
 @cuda.jit
-def contains(keys, eids, leaf_size, num_leaves, query, out):
+def contains(keys, eids, leaf_size, row_off, query, out):
     """``out[i]``: whether ``query[i]`` is a live edge key."""
     for i in range(cuda.grid(1), query.size, cuda.gridsize(1)):
-        _, s = locate(keys, leaf_size, num_leaves, query[i])
+        _, s = locate(keys, row_off, leaf_size, query[i])
         out[i] = s >= 0 and eids[s] >= 0

@@ -37,6 +37,7 @@ def test_graphkern_bench_runs_on_the_cuda_backend():
                            "5", "--repeat", "1", "--no-progress"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "backend cuda" in proc.stdout
-    for row in ("coo -> csr", "copy_u_sum", "u_dot_v", "edge_softmax", "direction_optimizing", "spmsv"):
+    for row in ("coo -> csr", "copy_u_sum", "u_dot_v", "edge_softmax", "direction_optimizing", "spmsv", "insert batch",
+                "snapshot"):
         assert row in proc.stdout, row
     assert "MISMATCH" not in proc.stdout

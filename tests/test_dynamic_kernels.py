@@ -27,8 +27,9 @@ def _fresh_snapshot(dg):
     return snap
 
 
-@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "copy_lhs", "copy_rhs"])
-@pytest.mark.parametrize("reduce", ["sum", "max", "min", "mean"])
+# every op and every reducer at least once (each pair is a compiled specialisation of its own)
+@pytest.mark.parametrize("op,reduce", [("add", "sum"), ("sub", "max"), ("mul", "min"), ("div", "mean"),
+                                       ("copy_lhs", "max"), ("copy_rhs", "sum"), ("mul", "sum")])
 def test_spmm_on_the_packed_arrays(dg, op, reduce):
     rng = np.random.default_rng(1)
     x = rng.uniform(0.5, 2, (dg.num_nodes, 3)) if op != "copy_rhs" else None

@@ -1,9 +1,10 @@
 """Reductions across the lanes of a thread group (a power of two of at most 32 lanes in one warp).
 
-On a GPU they are butterfly shuffles (``shfl_xor_sync``). numba-cuda's simulator has no warp
-primitives, so there each lane writes its value to a shared-memory scratch of one slot per thread, the
-group meets at a barrier of its own lanes (the simulator's stand-in for ``syncwarp``), and every lane
-reads the group's slots in lane order. Either way every lane of a group ends with the group's result.
+On a GPU they are butterfly shuffles (``shfl_xor_sync``; ``scratch`` is unused). numba-cuda's
+simulator has no warp primitives, so there each lane writes its value to a slot of memory its group
+shares, the group meets at a barrier of its own lanes (the simulator's stand-in for ``syncwarp``), and
+every lane reads the group's slots in lane order. Either way every lane of a group ends with the
+group's result.
 
 Callers keep the calls warp-uniform: all 32 lanes of a warp reach each call (lanes without work pass
 the reducer's identity), because ``shfl_xor_sync`` names the full warp in its mask.
@@ -20,44 +21,44 @@ FULL_MASK = 0xFFFFFFFF
 if SIMULATED:
     import threading
 
-    _barriers: dict = {}
-    _barriers_lock = threading.Lock()
+    import numpy as np
 
-    def _group_barrier(width):
-        """A barrier for the calling thread's group: the simulator's stand-in for ``syncwarp`` (a full
-        ``syncthreads`` would make the simulator poll every thread of the block at each step)."""
+    _groups: dict = {}
+    _groups_lock = threading.Lock()
+
+    def _group(width):
+        """The calling thread's group: a barrier of its lanes (the simulator's stand-in for ``syncwarp``)
+        and the group's slots of scratch memory. They are made under a lock: the simulator's own
+        ``cuda.shared.array`` creates a block's array on first use without one, so two threads racing
+        there can end up with different arrays."""
         me = threading.current_thread()
         key = (tuple(me.blockIdx), me.thread_id // width, width)
-        with _barriers_lock:
-            barrier = _barriers.get(key)
-            if barrier is None:
-                barrier = _barriers[key] = threading.Barrier(width, timeout=120)
-        return barrier
+        with _groups_lock:
+            group = _groups.get(key)
+            if group is None:
+                group = _groups[key] = (threading.Barrier(width, timeout=300), np.zeros(width, np.float64))
+        return group, me.thread_id % width
 
     @cuda.jit(device=True)
     def group_sum(val, scratch, width):
-        tid = cuda.threadIdx.x
-        base = tid - tid % width
-        barrier = _group_barrier(width)
-        scratch[tid] = val
+        (barrier, slots), lane = _group(width)
+        slots[lane] = val
         barrier.wait()
-        total = scratch[base]
-        for i in range(base + 1, base + width):
-            total += scratch[i]
-        barrier.wait()  # nobody overwrites the scratch before every lane has read it
+        total = slots[0]
+        for i in range(1, width):
+            total += slots[i]
+        barrier.wait()  # nobody overwrites a slot before every lane has read them all
         return type(val)(total)
 
     @cuda.jit(device=True)
     def group_max(val, scratch, width):
-        tid = cuda.threadIdx.x
-        base = tid - tid % width
-        barrier = _group_barrier(width)
-        scratch[tid] = val
+        (barrier, slots), lane = _group(width)
+        slots[lane] = val
         barrier.wait()
-        best = scratch[base]
-        for i in range(base + 1, base + width):
-            if scratch[i] > best:
-                best = scratch[i]
+        best = slots[0]
+        for i in range(1, width):
+            if slots[i] > best:
+                best = slots[i]
         barrier.wait()
         return type(val)(best)
 

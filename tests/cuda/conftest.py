@@ -23,6 +23,42 @@ if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
 sys.setswitchinterval(2e-5)
 
 
+def _lock_simulated_shared_arrays():
+    """numba-cuda 0.30's simulator makes a block's ``cuda.shared.array`` on first use with a check-then-set
+    on a dict and no lock, so two threads of a block can get different arrays (seen here as a hub row's
+    partial sums read back as zeros). The same lookup (by the caller's file and line), under a lock."""
+    import threading
+    import traceback
+
+    from numba.cuda.simulator import kernelapi
+
+    if getattr(kernelapi.FakeCUDAShared.array, "_graphkern_locked", False):
+        return
+    original = kernelapi.FakeCUDAShared.array
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:
+            return original(self, shape, dtype, alignment)  # dynamic shared memory, or its error
+        from numba.core import types
+        from numba.np import numpy_support
+
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        caller = traceback.extract_stack(sys._getframe())[-2][0:2]
+        with lock:
+            res = self._allocations.get(caller)
+            if res is None:
+                res = self._allocations[caller] = np.empty(shape, dtype)
+        return res
+
+    array._graphkern_locked = True
+    kernelapi.FakeCUDAShared.array = array
+
+
+_lock_simulated_shared_arrays()
+
+
 def small_hub():
     leaves = np.arange(1, 61)
     return (np.concatenate([np.zeros(60, np.int64), leaves[::3]]),

@@ -35,17 +35,27 @@ _DEVICE_FLOAT_DTYPES = (np.dtype(np.float16),) + _FLOAT_DTYPES
 _PARTS_PER_THREAD = 8
 
 
-def _graph_of(g, packed_ok: bool = True):
-    """A Graph, or a DynamicGraph whose packed arrays the kernel reads directly: when no snapshot of
-    its current edges exists (building one costs a CSR and a count sort, more than one kernel call over
-    the packed array); a current snapshot, or a DynamicGraph on the GPU, runs as that snapshot."""
+def _graph_of(g, format=None):
+    """A Graph, or for a DynamicGraph what the kernel runs on: its snapshot (the cached one while it is
+    current, else built and cached), or with ``format="packed"`` its packed arrays directly.
+
+    Measured on uniform graphs of 1M edges (2^17 nodes) and 10M edges (2^20 nodes), 2 threads, F = 16:
+    building the snapshot (CSR, plus the CSC for SpMM) and running the kernel there took 18.8 and 336 ms
+    for copy_u_sum and 15.2 and 199 ms for u_dot_v, against 34.7, 457, 36.4 and 408 ms over the packed
+    arrays (their gaps, walls and per-thread partial outputs cost more than the count sort), so SpMM and
+    SDDMM build the snapshot, which later calls then reuse; BFS runs on the packed arrays (see
+    graphkern.traversal)."""
     from .graph import DynamicGraph, Graph
 
     if isinstance(g, DynamicGraph):
-        snap = g.cached_snapshot()
-        if snap is None and packed_ok and g.device == "cpu":
+        if format == "packed":
+            if g.device != "cpu":
+                raise ValueError("argument 'format': the packed kernels run on a cpu DynamicGraph")
             return g
+        snap = g.cached_snapshot()
         return snap if snap is not None else g.snapshot()
+    if format == "packed":
+        raise ValueError("argument 'format': 'packed' runs on a DynamicGraph's packed arrays; this is a Graph")
     if not isinstance(g, Graph):
         raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found {type(g).__name__}")
     return g
@@ -59,8 +69,8 @@ def _is_packed(g) -> bool:
 
 def _packed_plan(family: str, backend: str, kernel: str) -> Plan:
     return Plan(family, backend, "packed", kernel, None,
-                ("a DynamicGraph without a current snapshot: the kernel walks its packed memory array (rows by "
-                 "source; walls, gaps and tombstones skipped) instead of building a snapshot first",))
+                ("format='packed' was asked for: the kernel walks the DynamicGraph's packed memory array (rows "
+                 "by source; walls, gaps and tombstones skipped) without a snapshot",))
 
 
 def _row_parts(dg) -> np.ndarray:
@@ -210,7 +220,7 @@ def _use_tiled_csr(g, op, reduce):
 
 @register_planner("spmm")
 def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=False):
-    g = _graph_of(g, packed_ok=format is None)
+    g = _graph_of(g, format)
     if _is_packed(g):
         return _packed_plan("spmm", backend, f"spmm_packed_{op}_{reduce}")
     supported = ("csc", "coo", "csr")
@@ -262,11 +272,12 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         For max/min, also return ``(arg_u, arg_e)``: the source node and the edge id that won each output
         element (-1 for a destination without in-edges; None for an operand the op does not read).
     backend : {None, "auto", "cpu", "cuda"}
-    format : {None, "csc", "coo", "csr"}
+    format : {None, "csc", "coo", "csr", "packed"}
         Force a path: ``"csc"`` destination-parallel, ``"coo"`` edge-parallel, ``"csr"`` source order over
-        destination tiles (sum and mean only). By default a measured cost model picks (``gk.explain``
-        says which and why): the tiled CSR for sums where it needs no extra format, else the CSC, and
-        the COO when the CSC is not allowed.
+        destination tiles (sum and mean only), ``"packed"`` straight over a DynamicGraph's packed arrays.
+        By default a measured cost model picks (``gk.explain`` says which and why): the tiled CSR for sums
+        where it needs no extra format, else the CSC, and the COO when the CSC is not allowed; a
+        DynamicGraph runs on its snapshot (built once per change, then reused).
 
     Returns
     -------
@@ -283,7 +294,7 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
     >>> out.ravel().tolist(), arg_u.ravel().tolist()
     ([4.0, 0.0, 2.0], [2, -1, 1])
     """
-    g = _graph_of(g, packed_ok=format is None)
+    g = _graph_of(g, format)
     on_device = _where(g, backend, ufeat, efeat)
     x, w, bcast = _check_spmm(g, op, reduce, ufeat, efeat, on_device)
     with_arg = bool(return_arg) and reduce in ("max", "min")
@@ -402,7 +413,7 @@ def _operand(name, arr, target, g, on_device=False):
 
 @register_planner("sddmm")
 def _plan_sddmm(g, backend, op="dot", lhs_target="u", rhs_target="v", format=None):
-    g = _graph_of(g, packed_ok=format is None)
+    g = _graph_of(g, format)
     if _is_packed(g):
         return _packed_plan("sddmm", backend, f"sddmm_packed_{lhs_target}_{op}_{rhs_target}")
     supported = ("coo", "csr")
@@ -464,7 +475,7 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
     >>> gk.sddmm(g, "dot", x, x, "u", "v").ravel().tolist()
     [11.0, 11.0]
     """
-    g = _graph_of(g, packed_ok=format is None)
+    g = _graph_of(g, format)
     check_choice("op", op, SDDMM_OPS)
     check_choice("lhs_target", lhs_target, TARGETS)
     check_choice("rhs_target", rhs_target, TARGETS)
@@ -524,7 +535,6 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
 
 @register_planner("edge_softmax")
 def _plan_edge_softmax(g, backend, norm_by="dst"):
-    g = _graph_of(g, packed_ok=False)
     """Rows of the CSC (CSR for norm_by="src") when they hold edges in edge-id order; otherwise, on a
     graph whose edge ids follow another created format and whose average degree is at least
     EDGE_ORDER_CHUNKS, the edge-order kernel.
@@ -532,6 +542,7 @@ def _plan_edge_softmax(g, backend, norm_by="dst"):
     Measured on the scale-18 Kronecker graph (2 threads, H = 1), where edge ids follow the CSR and the
     CSC reaches logits through a permutation: the row kernel 62-95 ms, the edge-order kernel 2-3x less.
     """
+    g = _graph_of(g)  # a DynamicGraph runs as its snapshot
     fmt = "csc" if norm_by == "dst" else "csr"
     num_nodes = g.num_dst if norm_by == "dst" else g.num_src
     order_fmt = next((f for f in ("coo", "csr" if norm_by == "dst" else "csc") if g.eids_are_identity(f)), None)
@@ -561,7 +572,7 @@ def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
     >>> np.round(a, 3).tolist()
     [0.25, 0.75, 1.0]
     """
-    g = _graph_of(g, packed_ok=False)  # a DynamicGraph runs as its snapshot
+    g = _graph_of(g)  # a DynamicGraph runs as its snapshot
     check_choice("norm_by", norm_by, ("dst", "src"))
     on_device = _where(g, backend, logits)
     z = _feature("logits", logits, g.num_edge_ids, _edge_word(g), on_device)

@@ -56,7 +56,13 @@ class BFSResult:
 
 def _as_searchable(g, algorithm: str):
     """A Graph, or a CPU DynamicGraph searched top-down on its packed arrays (``auto`` without a current
-    snapshot); any other DynamicGraph case runs on its snapshot."""
+    snapshot); any other DynamicGraph case runs on its snapshot.
+
+    Measured (2 threads, uniform graphs, source 0): top-down over the packed arrays 10.7 ms against
+    16.1 ms for building the snapshot and its CSC plus a direction-optimizing search (1M edges on 2^17
+    nodes), 183 ms against 170 ms (10M edges on 2^20 nodes), and 0.8 ms against 36 ms when the source
+    reaches few vertices: without a snapshot the packed search is never much slower and often far
+    faster; with a current snapshot the direction-optimizing search wins."""
     from .graph import DynamicGraph
 
     if isinstance(g, DynamicGraph):

@@ -1,5 +1,6 @@
-"""Kernels called on a DynamicGraph: on the packed arrays when no snapshot is current (the plan says
-so), on the cached snapshot when one is; the results equal the snapshot's in every case."""
+"""Kernels called on a DynamicGraph: SpMM and SDDMM on its snapshot (built once per change and reused) or,
+with format="packed", straight over the packed arrays; BFS on the packed arrays while no snapshot is
+current. The plan says which, and the results equal the snapshot's in every case."""
 
 import numpy as np
 import pytest
@@ -35,8 +36,8 @@ def test_spmm_on_the_packed_arrays(dg, op, reduce):
     x = rng.uniform(0.5, 2, (dg.num_nodes, 3)) if op != "copy_rhs" else None
     w = rng.uniform(0.5, 2, (dg.max_edge_id, 1)) if op != "copy_lhs" else None
     with_arg = reduce in ("max", "min")
-    assert gk.explain(dg, "spmm", op=op, reduce=reduce).format == "packed"
-    got = gk.spmm(dg, op, reduce, x, w, return_arg=with_arg)
+    assert gk.explain(dg, "spmm", op=op, reduce=reduce, format="packed").format == "packed"
+    got = gk.spmm(dg, op, reduce, x, w, return_arg=with_arg, format="packed")
     want = gk.spmm(_fresh_snapshot(dg), op, reduce, x, w, return_arg=with_arg)
     if not with_arg:
         got, want = (got,), (want,)
@@ -45,7 +46,7 @@ def test_spmm_on_the_packed_arrays(dg, op, reduce):
             assert a is None
         else:
             np.testing.assert_allclose(a, b)
-    assert dg.cached_snapshot() is None  # the packed path built nothing
+    assert dg.cached_snapshot() is None  # the packed path built no snapshot
 
 
 @pytest.mark.parametrize("op,lt,rt", [("dot", "u", "v"), ("mul", "e", "u"), ("sub", "v", "e"), ("copy_lhs", "u", "v"),
@@ -55,8 +56,8 @@ def test_sddmm_on_the_packed_arrays(dg, op, lt, rt):
     rows = {"u": dg.num_nodes, "v": dg.num_nodes, "e": dg.max_edge_id}
     L = rng.random((rows[lt], 4)) if op != "copy_rhs" else None
     R = rng.random((rows[rt], 4)) if op != "copy_lhs" else None
-    assert gk.explain(dg, "sddmm", op=op, lhs_target=lt, rhs_target=rt).format == "packed"
-    got = gk.sddmm(dg, op, L, R, lt, rt)
+    assert gk.explain(dg, "sddmm", op=op, lhs_target=lt, rhs_target=rt, format="packed").format == "packed"
+    got = gk.sddmm(dg, op, L, R, lt, rt, format="packed")
     np.testing.assert_allclose(got, gk.sddmm(_fresh_snapshot(dg), op, L, R, lt, rt))
 
 
@@ -71,18 +72,21 @@ def test_bfs_on_the_packed_arrays(dg):
 
 
 def test_a_current_snapshot_is_used_and_a_change_retires_it(dg):
-    snap = dg.snapshot()
-    assert dg.snapshot() is snap and dg.cached_snapshot() is snap
-    plan = gk.explain(dg, "spmm", op="copy_lhs", reduce="sum")
-    assert plan.format != "packed"
-    assert gk.explain(dg, "bfs").kernel == "bfs_direction_optimizing"
     x = np.ones((dg.num_nodes, 2))
-    np.testing.assert_allclose(gk.spmm(dg, "copy_lhs", "sum", x), gk.spmm(snap, "copy_lhs", "sum", x))
+    assert dg.cached_snapshot() is None
+    out = gk.spmm(dg, "copy_lhs", "sum", x)  # builds the snapshot and keeps it
+    snap = dg.cached_snapshot()
+    assert snap is not None and dg.snapshot() is snap
+    np.testing.assert_allclose(out, gk.spmm(snap, "copy_lhs", "sum", x))
+    assert gk.explain(dg, "spmm", op="copy_lhs", reduce="sum").format != "packed"
+    assert gk.explain(dg, "bfs").kernel == "bfs_direction_optimizing"  # a current snapshot: the full search
     assert dg.apply(delete=([59], [59]))["deleted"] == 0  # a no-op batch keeps the snapshot
     assert dg.cached_snapshot() is snap
     dg.apply(insert=([1], [2]), delete=([0], [59]))
     assert dg.cached_snapshot() is None
-    assert gk.explain(dg, "spmm", op="copy_lhs", reduce="sum").format == "packed"
+    assert gk.explain(dg, "bfs").kernel == "bfs_packed_top_down"
+    with pytest.raises(ValueError, match="'packed' runs on a DynamicGraph"):
+        gk.spmm(snap, "copy_lhs", "sum", x, format="packed")
 
 
 def test_edge_softmax_and_forced_formats_use_a_snapshot(dg):
@@ -91,9 +95,9 @@ def test_edge_softmax_and_forced_formats_use_a_snapshot(dg):
     np.testing.assert_allclose(got, gk.edge_softmax(_fresh_snapshot(dg), z))
     x = np.ones((dg.num_nodes, 2))
     dg._snapshot_cache = None
-    assert gk.explain(dg, "spmm", op="copy_lhs", reduce="sum", format="coo").format == "coo"
     gk.spmm(dg, "copy_lhs", "sum", x, format="coo")
     assert dg.cached_snapshot() is not None
+    assert gk.explain(dg, "spmm", op="copy_lhs", reduce="sum", format="coo").format == "coo"
 
 
 def test_bad_input_names_the_dynamic_graph_sizes(dg):

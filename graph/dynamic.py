@@ -234,7 +234,8 @@ class DynamicGraph:
         return count
 
     def _record(self, inserted=None, deleted=None) -> None:
-        """Hand the effective changes of a batch (edge keys) to every watcher's change log."""
+        """Hand the effective changes of a batch (edge keys, on the graph's device) to every watcher's
+        change log; the arrays are the batch's own (nothing reuses them)."""
         self._version += 1
         for log in self._watchers:
             log.append(inserted, deleted)

@@ -41,7 +41,7 @@ class CudaDynamicGraph(DynamicGraph):
         _cuda.require_cuda()
         self._n = self._check_nodes(num_nodes)
         self._device = "cuda"
-        self._watchers = weakref.WeakSet()  # incremental algorithms run on the CPU class only
+        self._watchers = weakref.WeakSet()  # change logs of incremental searches (IncrementalBFS)
         self._version = 0
         self._snapshot_cache = None
         self._out_deg = _cuda.zeros(self._n, np.int64)
@@ -110,6 +110,16 @@ class CudaDynamicGraph(DynamicGraph):
         K.contains[_grid(src.size)](self._keys, self._eids, self._leaf, self._row_off, keys, out)
         return out
 
+    def _effective_keys(self, flags, ranks, keys, count):
+        """The keys a batch changed (for the change logs of incremental searches; None without any)."""
+        from ..kernels.cuda import gpma as K
+
+        if not len(self._watchers):
+            return None
+        out = _cuda.empty(count, np.int64)
+        K.compact3[_grid(keys.size)](flags, ranks, keys, keys, keys, out, out, out, 0)
+        return out
+
     def _unique_keys(self, src, dst):
         """The batch's distinct ``src << 32 | dst`` keys, sorted (a radix sort on ``src * n + dst``)."""
         from ..kernels.cuda import gpma as K
@@ -145,7 +155,7 @@ class CudaDynamicGraph(DynamicGraph):
         freed = self._free[self._free_count:self._free_count + count]
         K.apply_deletions[_grid(k)](keys, slot_of, ranks, self._eids, self._out_deg, self._in_deg, freed)
         self._free_count += count
-        self._version += 1
+        self._record(deleted=self._effective_keys(flags, ranks, keys, count))
         self._live -= count
         self._tombs += count
         return count
@@ -169,7 +179,7 @@ class CudaDynamicGraph(DynamicGraph):
         K.assign_ids[_grid(k)](keys, effective, ranks, self._free, self._free_count, reuse, self._next_id, slot_of,
                                self._eids, self._out_deg, self._in_deg, ids)
         self._free_count -= reuse
-        self._version += 1
+        self._record(inserted=self._effective_keys(effective, ranks, keys, count))
         self._next_id += count - reuse
         new_ranks, pending = _scan(new)
         self._tombs -= count - pending  # the revived tombstones

@@ -42,11 +42,11 @@ class _ChangeLog:
     def append(self, inserted=None, deleted=None):
         # a batch reports its deletions first, then its insertions
         if deleted is not None:
-            self._pending_deleted = deleted.copy()
+            self._pending_deleted = deleted
             if inserted is None:
                 return
         dele = self._pending_deleted if self._pending_deleted is not None else np.zeros(0, np.int64)
-        ins = inserted.copy() if inserted is not None else np.zeros(0, np.int64)
+        ins = inserted if inserted is not None else np.zeros(0, np.int64)
         self._pending_deleted = None
         if ins.size or dele.size:
             self.batches.append((ins, dele))
@@ -64,7 +64,8 @@ class IncrementalBFS:
     Parameters
     ----------
     dg : DynamicGraph
-        A CPU dynamic graph (the search reads its packed arrays in place).
+        The search reads its packed arrays in place; on a ``backend="cuda"`` graph the levels and parents
+        are device arrays and every step runs on the GPU.
     source : int
     symmetric : bool
         The caller keeps every edge in both directions, so out-neighbours are in-neighbours and no
@@ -92,12 +93,8 @@ class IncrementalBFS:
 
         if not isinstance(dg, DynamicGraph):
             raise TypeError(f"argument 'dg': expected a graphkern DynamicGraph, found {type(dg).__name__}")
-        if dg._device != "cpu":
-            from .errors import BackendUnavailableError
-
-            raise BackendUnavailableError("IncrementalBFS runs on the cpu backend: it needs a DynamicGraph with "
-                                          "backend='cpu'")
         n = dg.num_nodes
+        self._on_gpu = dg._device == "cuda"
         self._source = check_int_scalar("source", source, low=0, high=max(n - 1, 0))
         if not 0 < fallback_fraction <= 1:
             raise ValueError(f"argument 'fallback_fraction': expected a value in (0, 1], found {fallback_fraction}")
@@ -108,12 +105,17 @@ class IncrementalBFS:
         dg._watch(self._log)
         self._rev = None
         if not self._symmetric:
-            self._rev = DynamicGraph(n)
+            self._rev = DynamicGraph(n, backend=dg._device)
             src, dst, _ = dg.edges()
             if src.size:
                 self._rev.apply(insert=(dst, src))
-        self._affected = np.empty(n, np.int64)
-        self._queue = np.empty(n, np.int64)
+        if self._on_gpu:
+            from . import _incremental_cuda
+
+            _incremental_cuda.allocate(self, n)
+        else:
+            self._affected = np.empty(n, np.int64)
+            self._queue = np.empty(n, np.int64)
         self.full_searches = 0
         self._search_from_scratch()
 
@@ -134,6 +136,12 @@ class IncrementalBFS:
     def _search_from_scratch(self):
         from .traversal import bfs
 
+        if self._on_gpu:
+            from ._incremental_cuda import search_from_scratch
+
+            self._levels, self._parents = search_from_scratch(self._dg, self._source)
+            self.full_searches += 1
+            return
         snap = self._dg.snapshot()
         res = bfs(snap, self._source)
         self._levels = res.levels.astype(np.int64)
@@ -152,6 +160,14 @@ class IncrementalBFS:
         report = {"inserted": 0, "deleted": 0, "affected": 0, "relabelled": 0, "full_search": False}
         if not batches:
             return report
+        limit = max(int(self._fallback * self._dg.num_nodes), _MIN_LIMIT)
+        if self._on_gpu:
+            from . import _incremental_cuda
+
+            if _incremental_cuda.update(self, batches, report, limit):
+                self._search_from_scratch()
+                report["full_search"] = True
+            return report
         for ins, dele in batches:
             report["inserted"] += int(ins.size)
             report["deleted"] += int(dele.size)
@@ -160,8 +176,6 @@ class IncrementalBFS:
         ins = np.concatenate([b[0] for b in batches])
         dele = np.concatenate([b[1] for b in batches])
         dg = self._dg
-        n = dg.num_nodes
-        limit = max(int(self._fallback * n), _MIN_LIMIT)
         levels, parents = self._levels, self._parents
         count = 0
         if dele.size:

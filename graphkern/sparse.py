@@ -39,11 +39,12 @@ def _graph_of(g, format=None):
     """A Graph, or for a DynamicGraph what the kernel runs on: its snapshot (the cached one while it is
     current, else built and cached), or with ``format="packed"`` its packed arrays directly.
 
-    Measured on uniform graphs of 1M edges (2^17 nodes) and 10M edges (2^20 nodes), 2 threads, F = 16:
-    building the snapshot (CSR, plus the CSC for SpMM) and running the kernel there took 18.8 and 336 ms
-    for copy_u_sum and 15.2 and 199 ms for u_dot_v, against 34.7, 457, 36.4 and 408 ms over the packed
-    arrays (their gaps, walls and per-thread partial outputs cost more than the count sort), so SpMM and
-    SDDMM build the snapshot, which later calls then reuse; BFS runs on the packed arrays (see
+    Measured on a uniform graph of 1M edges (2^17 nodes), 2 threads, F = 16, in two runs: building the
+    snapshot (CSR, plus the CSC for SpMM) and running the kernel there took 12.7-18.8 ms for copy_u_sum
+    and 13.2-15.2 ms for u_dot_v, against 15.6-34.7 and 10.9-36.4 ms over the packed arrays (gaps, walls
+    and, for SpMM, per-thread partial outputs); at 10M edges (2^20 nodes) 336 against 457 ms and 199
+    against 408 ms. The packed walk never won clearly and a snapshot serves every later call on the same
+    edges (4 and 7 ms here), so SpMM and SDDMM build the snapshot; BFS runs on the packed arrays (see
     graphkern.traversal)."""
     from .graph import DynamicGraph, Graph
 

@@ -15,7 +15,8 @@ def test_info(capsys):
 
 
 def test_bench_small_table(capsys):
-    assert cli.main(["bench", "--scale", "10", "--repeat", "1", "--no-progress"]) == 0
+    # one family here (the JSON test below runs them all)
+    assert cli.main(["bench", "--scale", "10", "--repeat", "1", "--no-progress", "--family", "convert"]) == 0
     out = capsys.readouterr().out
     assert "csr -> csc (with eids)" in out and "scipy csr.tocsc" in out
     assert "MISMATCH" not in out

@@ -287,3 +287,11 @@ def contains(keys, eids, leaf_size, row_off, query, out):
     for i in range(cuda.grid(1), query.size, cuda.gridsize(1)):
         _, s = locate(keys, row_off, leaf_size, query[i])
         out[i] = s >= 0 and eids[s] >= 0
+
+
+@cuda.jit
+def split_keys(keys, src, dst):
+    """``src, dst`` of edge keys ``src << 32 | dst``."""
+    for i in range(cuda.grid(1), keys.size, cuda.gridsize(1)):
+        src[i] = keys[i] >> 32
+        dst[i] = keys[i] & _WALL_LOW

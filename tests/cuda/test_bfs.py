@@ -18,7 +18,7 @@ def _levels(g, source):
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_kronecker_all_algorithms(algorithm):
     g = gk.graph.kronecker(7)
-    for source in (0, 5):
+    for source in (5,):
         res = gk.bfs(g, source, algorithm=algorithm, backend="cuda")
         np.testing.assert_array_equal(res.levels.copy_to_host(), _levels(g, source))
         gk.graph500.validate(g, source, res.parents, res.levels)

@@ -61,3 +61,32 @@ def test_bad_batches_change_nothing():
     with pytest.raises(ValueError, match="equal lengths"):
         gpu.apply(delete=([0, 1], [1]))
     assert gpu.num_edges == 2 and gpu.snapshot().num_edges == 2
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_incremental_bfs_on_the_device(symmetric):
+    """IncrementalBFS on a CUDA DynamicGraph: device levels equal a fresh search after every batch, the
+    parents pass the Graph500 rules, and a large change falls back to a fresh search."""
+    rng = np.random.default_rng(int(symmetric))
+    n = 30
+    dg = gk.DynamicGraph(n, backend="cuda")
+    e = rng.integers(0, n, (2, 70))
+    if symmetric:
+        e = np.concatenate([e, e[::-1]], axis=1)
+    dg.apply(insert=(e[0], e[1]))
+    inc = gk.IncrementalBFS(dg, 0, symmetric=symmetric, fallback_fraction=1.0)
+    for _ in range(3):
+        src, dst, _ = (a.copy_to_host() for a in dg.edges())
+        pick = rng.integers(0, src.size, 4)
+        new = rng.integers(0, n, (2, 4))
+        dele, ins = (src[pick], dst[pick]), (new[0], new[1])
+        if symmetric:
+            dele = (np.concatenate(dele), np.concatenate(dele[::-1]))
+            ins = (np.concatenate(ins), np.concatenate(ins[::-1]))
+        dg.apply(insert=ins, delete=dele)
+        assert not inc.update()["full_search"]
+        snap = dg.snapshot().to("cpu")
+        levels = inc.levels.copy_to_host()
+        np.testing.assert_array_equal(levels, gk.bfs(snap, 0).levels)
+        gk.graph500.validate(snap, 0, inc.parents.copy_to_host(), levels, directed=True)
+    assert inc.full_searches == 1

@@ -33,11 +33,12 @@ def test_table_renders_targets():
 
 def test_graphkern_bench_runs_on_the_cuda_backend():
     """The main job with --backend cuda: every family runs on the device and checks against its reference."""
+    # two families end to end (the sparse kernels and BFS on the device run in gpu_check --quick above)
     proc = subprocess.run([sys.executable, "-m", "graphkern.cli", "bench", "--backend", "cuda", "--quick", "--scale",
-                           "5", "--repeat", "1", "--no-progress"], capture_output=True, text=True, timeout=600)
+                           "5", "--repeat", "1", "--no-progress", "--family", "convert", "--family", "dynamic"],
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "backend cuda" in proc.stdout
-    for row in ("coo -> csr", "copy_u_sum", "u_dot_v", "edge_softmax", "direction_optimizing", "spmsv", "insert batch",
-                "snapshot"):
+    for row in ("coo -> csr", "csr -> csc", "stable count sort", "insert batch", "snapshot", "IncrementalBFS"):
         assert row in proc.stdout, row
     assert "MISMATCH" not in proc.stdout

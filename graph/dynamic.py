@@ -7,8 +7,10 @@ until it is deleted; freed ids are reused, so ids stay below :attr:`max_edge_id`
 that many rows stay valid across batches. :meth:`snapshot` is a :class:`~graphkern.Graph` whose CSR comes
 from the packed order and whose edge ids are the stable ids.
 
-This is the CPU core of the dynamic-graph issue: batches, ids, degrees and snapshots. The kernels running
-on the live arrays, temporal snapshots and incremental BFS build on it.
+Kernels take the DynamicGraph itself (graphkern.sparse and graphkern.traversal decide between its
+snapshot and its packed arrays), :class:`~graphkern.IncrementalBFS` follows its changes through a change
+log, and :mod:`graphkern.graph.temporal` steps it through time. ``DynamicGraph(n, backend="cuda")`` is
+the GPU twin (graph/dynamic_cuda.py).
 """
 
 from __future__ import annotations
@@ -366,7 +368,8 @@ class DynamicGraph:
         return snap
 
     def cached_snapshot(self):
-        """The snapshot taken since the last change, or None (kernels then run on the packed arrays)."""
+        """The snapshot taken since the last change, or None (a kernel called on the DynamicGraph then
+        builds it, except BFS, which walks the packed arrays)."""
         if self._snapshot_cache is not None and self._snapshot_cache[0] == self._version:
             return self._snapshot_cache[1]
         return None

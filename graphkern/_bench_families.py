@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .bench import BenchContext, Row, bench_family, time_pair
@@ -62,6 +64,18 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
     return rows
 
 
+def _reference_edges(ctx: BenchContext):
+    """``(src, dst, scale)``: the generated edges, regenerated at scale 18 (the issues' reference size,
+    which loads in seconds) unless the run is --quick or asked for less."""
+    scale = ctx.scale if ctx.quick else min(ctx.scale, 18)
+    if scale == ctx.scale:
+        return ctx.src, ctx.dst, scale
+    from .graph import kronecker_edges
+
+    src, dst = kronecker_edges(scale, ctx.edgefactor, progress=False)
+    return src, dst, scale
+
+
 @bench_family("spmm")
 def bench_spmm(ctx: BenchContext) -> list[Row]:
     """g-SpMM, g-SDDMM and edge softmax on the symmetric simple Kronecker graph, against SciPy."""
@@ -70,13 +84,7 @@ def bench_spmm(ctx: BenchContext) -> list[Row]:
     from . import edge_softmax, ops
     from .graph import Graph
 
-    scale = ctx.scale if ctx.quick else min(ctx.scale, 18)  # the issue's reference size: scale 18
-    if scale == ctx.scale:
-        src, dst = ctx.src, ctx.dst
-    else:
-        from .graph import kronecker_edges
-
-        src, dst = kronecker_edges(scale, ctx.edgefactor, progress=False)
+    src, dst, scale = _reference_edges(ctx)
     n = 1 << scale
     loops = src == dst
     g = Graph.from_coo(np.concatenate([src, dst[~loops]]), np.concatenate([dst, src[~loops]]), num_nodes=n).simple()
@@ -178,13 +186,7 @@ def bench_dynamic(ctx: BenchContext) -> list[Row]:
     from .incremental import IncrementalBFS
     from .traversal import bfs
 
-    scale = min(ctx.scale, 18)  # as the spmm family: a graph that loads in seconds
-    if scale == ctx.scale:
-        gen_src, gen_dst = ctx.src, ctx.dst
-    else:
-        from .graph import kronecker_edges
-
-        gen_src, gen_dst = kronecker_edges(scale, ctx.edgefactor, progress=False)
+    gen_src, gen_dst, scale = _reference_edges(ctx)
     n = 1 << scale
     loops = gen_src == gen_dst
     src = np.concatenate([gen_src[~loops], gen_dst[~loops]])
@@ -216,32 +218,14 @@ def bench_dynamic(ctx: BenchContext) -> list[Row]:
         m = sp.coo_array((np.ones(s2.size, np.float32), (s2, d2)), shape=(n, n))
         m.tocsr(), m.tocsc()
 
-    def insert():
-        dg.apply(insert=(new[0], new[1]))
-        ctx.timed(lambda: None)()
-
-    def delete():
-        dg.apply(delete=(new[0], new[1]))
-        ctx.timed(lambda: None)()
-
-    t_ins, t_peer = [], []
-    t_del = []
-    import time as _time
-
-    insert(), delete()
-    for _ in range(ctx.repeat):
-        t0 = _time.perf_counter()
-        insert()
-        t_ins.append(_time.perf_counter() - t0)
-        t0 = _time.perf_counter()
-        delete()
-        t_del.append(_time.perf_counter() - t0)
-        t0 = _time.perf_counter()
-        rebuild()
-        t_peer.append(_time.perf_counter() - t0)
-    rows.append(Row("dynamic", f"insert batch {batch} into {dg.num_edges:,} edges", float(np.median(t_ins)),
-                    "scipy rebuild csr+csc", float(np.median(t_peer)), batch, "updates/s", check))
-    rows.append(Row("dynamic", f"delete batch {batch}", float(np.median(t_del)), "", None, batch, "updates/s", check))
+    # time_pair alternates its two calls: each insert is undone by the delete after it
+    insert = ctx.timed(lambda: dg.apply(insert=(new[0], new[1])))
+    delete = ctx.timed(lambda: dg.apply(delete=(new[0], new[1])))
+    t_ins, t_del = time_pair(insert, delete, ctx.repeat)
+    t_peer, _ = time_pair(rebuild, None, ctx.repeat)
+    rows.append(Row("dynamic", f"insert batch {batch} into {dg.num_edges:,} edges", t_ins, "scipy rebuild csr+csc",
+                    t_peer, batch, "updates/s", check))
+    rows.append(Row("dynamic", f"delete batch {batch}", t_del, "", None, batch, "updates/s", check))
 
     def snapshot():
         dg._snapshot_cache = None  # the build, not the cache
@@ -258,9 +242,9 @@ def bench_dynamic(ctx: BenchContext) -> list[Row]:
     for _ in range(ctx.repeat):
         a = rng.integers(0, n, (2, 250))
         dg.apply(insert=(np.concatenate([a[0], a[1]]), np.concatenate([a[1], a[0]])))
-        t0 = _time.perf_counter()
+        t0 = time.perf_counter()
         update()
-        times.append(_time.perf_counter() - t0)
+        times.append(time.perf_counter() - t0)
     equal = np.array_equal(to_host(inc.levels), to_host(bfs(dg.snapshot(), root).levels))
     rows.append(Row("dynamic", "IncrementalBFS update (500 directed inserts)", float(np.median(times)),
                     "fresh DO bfs", t_fresh, 500, "updates/s", "equal" if equal else "MISMATCH"))

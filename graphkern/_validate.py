@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._cuda import is_device_array  # noqa: F401  (re-exported: one definition for both modules)
+from ._cuda import is_device_array
 
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 INT32_MAX = int(np.iinfo(np.int32).max)

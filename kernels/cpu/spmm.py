@@ -73,6 +73,26 @@ def message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff
 
 
 @njit(inline="always")
+def accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, u, e, v, A, B, la, ra, loff, roff,
+                    out, part_arg_u, part_arg_e, t, with_arg):
+    """Reduce edge ``(u, e)`` into row ``v`` of the partial output ``out`` (thread ``t``'s): the shared
+    body of the edge-parallel kernels (COO and packed). The first eight arguments fold as constants."""
+    for a in range(A):
+        for b in range(B):
+            k = a * B + b
+            val = message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff, roff)
+            if IS_SUM:
+                out[v, k] += val
+            elif (val > out[v, k]) if IS_MAX else (val < out[v, k]):
+                out[v, k] = val
+                if with_arg:
+                    if USE_X:
+                        part_arg_u[t, v, k] = u
+                    if USE_W:
+                        part_arg_e[t, v, k] = e
+
+
+@njit(inline="always")
 def prefetch_plan(x, w, use_x, use_w):
     """(edges ahead, bytes of an x row, bytes of a w row) to prefetch: about 2 KB of rows in flight."""
     row = 0
@@ -177,19 +197,8 @@ def spmm_coo_kernel(op: str, reduce: str, pattern: tuple):
                 u = src[i]
                 v = dst[i]
                 e = eids[i] if has_eids else i
-                for a in range(A):
-                    for b in range(B):
-                        k = a * B + b
-                        val = message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff, roff)
-                        if IS_SUM:
-                            out[v, k] += val
-                        elif (val > out[v, k]) if IS_MAX else (val < out[v, k]):
-                            out[v, k] = val
-                            if with_arg:
-                                if USE_X:
-                                    part_arg_u[t, v, k] = u
-                                if USE_W:
-                                    part_arg_e[t, v, k] = e
+                accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, u, e, v, A, B, la, ra, loff,
+                                roff, out, part_arg_u, part_arg_e, t, with_arg)
 
     return kernel
 
@@ -347,20 +356,7 @@ def spmm_packed_kernel(op: str, reduce: str, pattern: tuple):
                     e = eids[s]
                     if e < 0:
                         continue
-                    v = keys[s] & LOW
-                    for a in range(A):
-                        for b in range(B):
-                            k = a * B + b
-                            val = message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff,
-                                          roff)
-                            if IS_SUM:
-                                out[v, k] += val
-                            elif (val > out[v, k]) if IS_MAX else (val < out[v, k]):
-                                out[v, k] = val
-                                if with_arg:
-                                    if USE_X:
-                                        part_arg_u[t, v, k] = u
-                                    if USE_W:
-                                        part_arg_e[t, v, k] = e
+                    accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, u, e, keys[s] & LOW, A, B,
+                                    la, ra, loff, roff, out, part_arg_u, part_arg_e, t, with_arg)
 
     return kernel

@@ -83,11 +83,6 @@ def small_cases():
 CASES = small_cases()
 
 
-@pytest.fixture(params=[np.int32, np.int64], ids=["int32", "int64"])
-def idtype(request):
-    return np.dtype(request.param)
-
-
 @pytest.fixture
 def low_hub_degree(monkeypatch):
     """Rows above 16 in-edges go to the block-per-row kernel, so the hub path runs on small graphs."""

@@ -340,7 +340,7 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
             has_eids = not g.eids_are_identity("csc")
             kernel = _spmm_cpu.spmm_csc_kernel(op, reduce, bcast.pattern)
             kernel(indptr, indices, eids if has_eids else indices, has_eids, _parts(g, "csc", indptr),
-                   x2, w2, bcast.A, bcast.B, loff, roff, out, au, ae, with_arg)
+                   x2, w2, bcast.A, bcast.B, loff, roff, out, au, ae, with_arg, reduce == "mean")
         else:
             _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
     if squeeze:

@@ -5,6 +5,10 @@ The CUDA simulator is process-wide (NUMBA_ENABLE_CUDASIM must be set before numb
 tests/cuda runs in its own process; tests/mpi runs under ``mpiexec -n N`` for each rank count it needs.
 A folder without tests is reported and skipped; the main suite finding no tests is a failure. The last
 line is a combined ``tests: N passed, N failed`` count.
+
+The main and simulator suites run on one pytest-xdist worker per core (at most four), a test file to a
+worker: a cold run spends most of its time compiling, which is single-threaded, so two workers on two
+cores take about a fifth less wall time. ``GRAPHKERN_TEST_WORKERS=1`` runs them in one process.
 """
 
 from __future__ import annotations
@@ -37,6 +41,16 @@ def _counts(junit: Path) -> tuple[int, int, int]:
     return tests - bad - skipped, bad, skipped
 
 
+def _workers() -> list[str]:
+    """pytest-xdist's arguments for a parallel run, or none (one core, or xdist missing)."""
+    try:
+        import xdist  # noqa: F401
+    except ImportError:
+        return []
+    count = int(os.environ.get("GRAPHKERN_TEST_WORKERS", min(4, os.cpu_count() or 1)))
+    return ["-n", str(count), "--dist", "loadfile"] if count > 1 else []
+
+
 def _pytest(args, env=None, prefix=(), junit=None, cwd=TESTS):
     # Run from tests/ so that the source folder graphkern/ in the repository root never shadows the
     # installed package (its graph/ and kernels/ subpackages live in other folders until installed).
@@ -52,7 +66,7 @@ def main(argv: list[str]) -> int:
     failed_runs = []
 
     junit = tmp / "main.xml"
-    code = _pytest([str(TESTS), *extra], junit=junit)
+    code = _pytest([*_workers(), str(TESTS), *extra], junit=junit)
     if code == 5:
         print("error: the main suite collected no tests", flush=True)
         failed_runs.append("main (no tests)")
@@ -65,7 +79,7 @@ def main(argv: list[str]) -> int:
     if _has_tests(cuda):
         env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
         junit = tmp / "cuda.xml"
-        if _pytest([str(cuda), *extra], env=env, junit=junit) not in (0,):
+        if _pytest([*_workers(), str(cuda), *extra], env=env, junit=junit) not in (0,):
             failed_runs.append("cuda (simulator)")
         for i, v in enumerate(_counts(junit)):
             totals[i] += v

@@ -364,6 +364,8 @@ class DynamicGraph:
         snap = Graph(_num_src=self._n, _num_dst=self._n, _num_edges=self._live, _num_edge_ids=self._next_id,
                      _idtype=dtype, _allowed={"coo", "csr", "csc"}, _formats={"csr": (indptr, indices, eids)},
                      _identity=set(), _is_block=False)
+        if self._n:
+            snap._cache["csc_row_counts"] = self._in_deg.copy()  # the CSC's row lengths, for its build
         self._snapshot_cache = (self._version, snap)
         return snap
 

@@ -23,6 +23,9 @@ SCRIPT = textwrap.dedent("""
     dst = rng.integers(0, 30, 400)
     g = gk.Graph.from_coo(src, dst, num_nodes=36)          # nodes 30..35: no edges at all
     g.csr(); g.csc(); g.reverse().csr(); g.simple()
+    sort._MIN_ELEMENTS_PER_CHUNK = 16                      # several parts: the known-counts transpose
+    sort.transpose_compressed(*g._raw("csr"), 36, col_counts=np.bincount(dst, minlength=36))
+    sort._MIN_ELEMENTS_PER_CHUNK = 1 << 15
     x = rng.random((36, 3)); w = rng.random((400, 1)); e3 = rng.random((400, 3))
     for fmt in ("csc", "coo", "csr"):
         for op, a, b in (("copy_lhs", x, None), ("copy_rhs", None, e3), ("mul", x, w)):

@@ -113,6 +113,44 @@ def test_results_do_not_depend_on_thread_count():
     np.testing.assert_array_equal(results[0][2], want[2])
 
 
+_KNOWN_COUNTS_SCRIPT = """
+import numpy as np, numba
+from graphkern.kernels.cpu import sort
+import reference as ref
+sort._MIN_ELEMENTS_PER_CHUNK = 64
+rng = np.random.default_rng(3)
+for num_rows, num_cols, m in ((500, 700, 20_000), (3, 2000, 5_000), (2000, 5, 9_000), (40, 40, 0)):
+    rows = np.sort(rng.integers(0, num_rows, m)); cols = rng.integers(0, num_cols, m)
+    rows[: m // 10] = 0  # a hub row
+    indptr, indices, eids = (a.astype(np.int32) for a in ref.compress(rows, cols, num_rows))
+    eids = rng.permutation(m).astype(np.int32)[eids]
+    counts = np.bincount(cols, minlength=num_cols)
+    want = ref.transpose(indptr, indices, eids, num_cols)
+    for threads in range(1, numba.config.NUMBA_NUM_THREADS + 1):
+        numba.set_num_threads(threads)
+        for given in (None, counts):
+            got = sort.transpose_compressed(indptr, indices, eids, num_cols, col_counts=given)
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("threads", [2, 5])
+def test_transpose_with_known_column_counts_at_every_part_count(threads):
+    """The packed int32 transpose with the output's row lengths given (the last part fills its runs from
+    the end, parts 1..T-2 from the earlier parts' histograms) equals the reference at 1..5 parts."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads), PYTHONPATH=str(Path(__file__).parent))
+    proc = subprocess.run([sys.executable, "-c", _KNOWN_COUNTS_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
 def test_large_sort_uses_and_reuses_scratch():
     rng = np.random.default_rng(5)
     n = sort._BUCKETED_MIN_ELEMENTS

@@ -210,6 +210,83 @@ def _scatter_rows(indptr, indices, eids, has_eids, bounds, heads, out_vals, out_
                 out_eids[pos] = eids[j] if has_eids else j
 
 
+@njit(parallel=True, cache=True)
+def _scatter_rows_packed(indptr, indices, eids, has_eids, bounds, heads, tails, last_backward, pairs):
+    """:func:`_scatter_rows` writing ``row << 32 | eid`` as one int64 per element: a random write misses
+    cache once instead of twice (measured 6.3 -> 4.6 ms on a 1M-edge transpose; the unpacking pass is
+    sequential, 0.15 ms). With ``last_backward`` the last part needs no histogram: it walks its rows and
+    slots from the end and fills each key's run from the end (``tails`` are the runs' ends), meeting the
+    forward parts exactly because the key counts are known; the order within a run stays the input's."""
+    parts = bounds.size - 1
+    for t in prange(parts):
+        if last_backward and t == parts - 1:
+            for r in range(bounds[t + 1] - 1, bounds[t] - 1, -1):
+                hi = np.int64(r) << 32
+                for j in range(indptr[r + 1] - 1, indptr[r] - 1, -1):
+                    k = indices[j]
+                    pos = tails[k] - 1
+                    tails[k] = pos
+                    pairs[pos] = hi | np.int64(eids[j] if has_eids else j)
+        else:
+            for r in range(bounds[t], bounds[t + 1]):
+                hi = np.int64(r) << 32
+                for j in range(indptr[r], indptr[r + 1]):
+                    k = indices[j]
+                    pos = heads[t, k]
+                    heads[t, k] = pos + 1
+                    pairs[pos] = hi | np.int64(eids[j] if has_eids else j)
+
+
+@njit(parallel=True, cache=True)
+def _unpack_pairs(pairs, out_vals, out_eids):
+    low = np.int64(0xFFFFFFFF)
+    for i in prange(pairs.size):
+        x = pairs[i]
+        out_vals[i] = x >> 32
+        out_eids[i] = x & low
+
+
+def _transpose_packed(indptr, indices, eids, num_keys, key_counts, idx_dtype):
+    """Direct one-pass transpose of an int32 compressed matrix through packed pairs. ``key_counts`` (the
+    output's row lengths, when the caller knows them: a DynamicGraph's in-degrees) replace the histogram
+    of the last part; only parts 1..T-2 still need the earlier parts' counts."""
+    n = indices.size
+    has_eids = eids is not None
+    num_rows = indptr.size - 1
+    threads = max(1, min(get_num_threads(), n // _MIN_ELEMENTS_PER_CHUNK, num_rows))
+    out_indptr = np.empty(num_keys + 1, dtype=idx_dtype)
+    if key_counts is not None:
+        parts = threads if threads <= 2 else min(threads, max(2, (2 * n) // max(num_keys, 1)))
+        bounds = _nnz_balanced_row_bounds(indptr, parts)
+        exclusive_scan(key_counts, out_indptr)
+        heads = np.empty((max(parts - 1, 1), num_keys), dtype=idx_dtype)
+        heads[0] = out_indptr[:-1]
+        if parts > 2:
+            counts = np.zeros((parts, num_keys), dtype=idx_dtype)
+            _histogram_rows(indptr, indices, bounds[: parts - 1], 0, counts)  # parts 0 .. T-3
+            for t in range(1, parts - 1):
+                heads[t] = heads[t - 1] + counts[t - 1]
+        tails = out_indptr[1:].copy()
+        last_backward = parts >= 2
+    else:
+        parts = min(_num_chunks(n, num_keys), max(num_rows, 1))
+        bounds = _nnz_balanced_row_bounds(indptr, parts)
+        heads = np.zeros((parts, num_keys), dtype=idx_dtype)
+        _histogram_rows(indptr, indices, bounds, 0, heads)
+        _chunk_offsets(heads, out_indptr)
+        tails = out_indptr[:1]
+        last_backward = False
+    scratch = _take_scratch(n * 8)
+    pairs = scratch[: n * 8].view(np.int64)
+    _scatter_rows_packed(indptr, indices, eids if has_eids else indices, has_eids, bounds, heads, tails,
+                         last_backward, pairs)
+    out_vals = np.empty(n, dtype=idx_dtype)
+    out_eids = np.empty(n, dtype=idx_dtype)
+    _unpack_pairs(pairs, out_vals, out_eids)
+    _give_scratch(scratch)
+    return out_indptr, out_vals, out_eids
+
+
 # Sorts of many elements into many keys go through two passes (most-significant bits first): a stable
 # scatter into about 2**_BUCKET_BITS buckets of consecutive keys, whose write heads stay in cache, then a
 # sort inside each bucket, whose output region (one bucket's slots) fits in L2. One direct pass into 10**6
@@ -376,13 +453,14 @@ def coo_to_compressed(rows, cols, eids, num_rows: int):
     return _compress(False, rows, cols, eids, int(num_rows), max_col, cols.dtype)
 
 
-def transpose_compressed(indptr, indices, eids, num_cols: int):
+def transpose_compressed(indptr, indices, eids, num_cols: int, col_counts=None):
     """Transpose a compressed matrix, carrying edge ids: CSR -> CSC, or CSC -> CSR.
 
     Returns ``(t_indptr, t_indices, t_eids)``. ``eids=None`` means slot ``j`` holds edge ``j``. Inside each
     output row the entries come in input row order, so the indices of every output row are sorted
     ascending and, for multi-edges, in input slot order: transposing twice gives a CSR whose rows are
-    sorted, with parallel edges in their original order.
+    sorted, with parallel edges in their original order. ``col_counts`` (optional) are the entries per
+    column (the output's row lengths) when the caller already knows them; they must be exact.
 
     Examples
     --------
@@ -392,7 +470,11 @@ def transpose_compressed(indptr, indices, eids, num_cols: int):
     >>> p.tolist(), i.tolist(), e.tolist()
     ([0, 1, 3], [0, 0, 1], [1, 0, 2])
     """
-    return _compress(True, indptr, indices, eids, int(num_cols), max(indptr.size - 2, 0), indices.dtype)
+    num_cols = int(num_cols)
+    if indices.dtype == np.int32 and not _use_buckets(indices.size, num_cols):
+        # int32 rows and ids pack into one int64 per element
+        return _transpose_packed(indptr, indices, eids, num_cols, col_counts, indices.dtype)
+    return _compress(True, indptr, indices, eids, num_cols, max(indptr.size - 2, 0), indices.dtype)
 
 
 @njit(parallel=True, cache=True)

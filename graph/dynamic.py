@@ -345,13 +345,27 @@ class DynamicGraph:
             _pma.forward_csr(self._keys, self._eids, self._row_off, indptr, indices, eids)
         return indptr, indices, eids
 
-    def snapshot(self):
+    def snapshot(self, *, csc: bool = False):
         """The graph now, as a :class:`~graphkern.Graph`: its CSR from the packed order, edge ids the
         stable ids (``num_edge_ids == max_edge_id``); the reverse (CSC) is built by the stable count sort
-        when a kernel asks for it. The snapshot is cached until the next batch that changes an edge, and
-        kernels called on the DynamicGraph use it while it is current."""
+        when a kernel asks for it, or now with ``csc=True`` (the CSC's row lengths are the in-degrees the
+        graph keeps, so the sort needs no histogram pass for its last part). The snapshot is cached until
+        the next batch that changes an edge, and kernels called on the DynamicGraph use it while it is
+        current.
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> dg = gk.DynamicGraph(3)
+        >>> _ = dg.apply(insert=([0, 2, 1], [1, 1, 2]))
+        >>> g = dg.snapshot(csc=True)
+        >>> g.csr().indices.tolist(), g.csc().indices.tolist(), g.csc().eids.tolist()
+        ([1, 2, 1], [0, 2, 1], [0, 2, 1])
+        """
         cached = self.cached_snapshot()
         if cached is not None:
+            if csc:
+                cached.csc()
             return cached
         from .._validate import choose_idtype
         from .graph import Graph
@@ -360,12 +374,13 @@ class DynamicGraph:
         # input checks of Graph.from_csr would only re-prove them: construct directly, in the id dtype
         # from_csr would choose
         dtype = choose_idtype("idtype", None, max(self._n, self._live, self._next_id))
-        indptr, indices, eids = self._csr(dtype)
         snap = Graph(_num_src=self._n, _num_dst=self._n, _num_edges=self._live, _num_edge_ids=self._next_id,
-                     _idtype=dtype, _allowed={"coo", "csr", "csc"}, _formats={"csr": (indptr, indices, eids)},
+                     _idtype=dtype, _allowed={"coo", "csr", "csc"}, _formats={"csr": self._csr(dtype)},
                      _identity=set(), _is_block=False)
         if self._n:
             snap._cache["csc_row_counts"] = self._in_deg.copy()  # the CSC's row lengths, for its build
+        if csc:
+            snap.csc()
         self._snapshot_cache = (self._version, snap)
         return snap
 

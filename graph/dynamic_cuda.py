@@ -261,14 +261,16 @@ class CudaDynamicGraph(DynamicGraph):
         indptr, indices, eids = self._csr()
         return expand_indptr(indptr, _cuda.empty(indices.size, np.int64)), indices, eids
 
-    def snapshot(self):
-        """The graph now as a device :class:`~graphkern.Graph` (CSR from the packed order, stable ids)."""
+    def snapshot(self, *, csc: bool = False):
+        """The graph now as a device :class:`~graphkern.Graph` (CSR from the packed order, stable ids);
+        ``csc=True`` also builds its CSC (by the device count sort) before returning."""
         cached = self.cached_snapshot()
-        if cached is not None:
-            return cached
-        from .graph import Graph
+        if cached is None:
+            from .graph import Graph
 
-        indptr, indices, eids = self._csr()
-        snap = Graph.from_csr(indptr, indices, eids, num_dst=self._n, num_edge_ids=self._next_id)
-        self._snapshot_cache = (self._version, snap)
-        return snap
+            indptr, indices, eids = self._csr()
+            cached = Graph.from_csr(indptr, indices, eids, num_dst=self._n, num_edge_ids=self._next_id)
+            self._snapshot_cache = (self._version, cached)
+        if csc:
+            cached.csc()
+        return cached

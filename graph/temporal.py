@@ -203,26 +203,27 @@ class TemporalGraph:
         """The current step, ``0 .. num_steps - 1``."""
         return self._t
 
-    def snapshot(self):
-        return self.graph.snapshot()
+    def snapshot(self, *, csc: bool = False):
+        """The current step's :class:`~graphkern.Graph` (``csc=True``: with its CSC built now)."""
+        return self.graph.snapshot(csc=csc)
 
-    def forward(self):
+    def forward(self, *, csc: bool = False):
         """Move to step ``t + 1`` and return its snapshot."""
         if self._t + 1 >= self.num_steps:
             raise IndexError(f"TemporalGraph.forward: already at the last step ({self._t})")
         add_s, add_d, del_s, del_d = self.diffs.steps[self._t]
         self.graph.apply(insert=(add_s, add_d), delete=(del_s, del_d))
         self._t += 1
-        return self.snapshot()
+        return self.snapshot(csc=csc)
 
-    def backward(self):
+    def backward(self, *, csc: bool = False):
         """Move back to step ``t - 1`` and return its snapshot."""
         if self._t == 0:
             raise IndexError("TemporalGraph.backward: already at step 0")
         add_s, add_d, del_s, del_d = self.diffs.steps[self._t - 1]
         self.graph.apply(insert=(del_s, del_d), delete=(add_s, add_d))
         self._t -= 1
-        return self.snapshot()
+        return self.snapshot(csc=csc)
 
     def seek(self, t: int):
         """Step forward or backward to ``t`` and return its snapshot."""

@@ -47,6 +47,12 @@ def check_invariants(dg, model):
     csc = snap.csc()
     cols = np.repeat(np.arange(n), np.diff(csc.indptr))
     assert {(int(s), int(d)): int(e) for s, d, e in zip(csc.indices, cols, csc.eids)} == model
+    # built eagerly, the CSC is the same arrays
+    dg._snapshot_cache = None
+    eager = dg.snapshot(csc=True)
+    assert "csc" in eager._formats
+    for got, want in zip(eager.csc(), csc):
+        np.testing.assert_array_equal(got, want)
 
 
 def apply_to_model(model, free, next_id, insert, delete):
@@ -86,6 +92,21 @@ def test_random_batches_against_the_model(n, batches, size, seed):
         want = apply_to_model(model, free, next_id, ins, dels)
         assert dg.apply(insert=ins, delete=dels) == want
         check_invariants(dg, model)
+
+
+def test_snapshot_csc_from_in_degrees_on_a_graph_that_splits_into_parts():
+    """Above the sort's part size the CSC build from the kept in-degrees fills the last part's runs from
+    their ends: it must equal the CSC that Graph.from_coo builds from the same edges and ids."""
+    rng = np.random.default_rng(8)
+    n, m = 5000, 150_000
+    dg = gk.DynamicGraph(n)
+    dg.apply(insert=(rng.integers(0, n, m), rng.integers(0, n, m)))
+    dg.apply(delete=(rng.integers(0, n, m // 4), rng.integers(0, n, m // 4)),
+             insert=(np.zeros(3000, np.int64), rng.integers(0, n, 3000)))  # node 0 becomes a hub
+    src, dst, ids = dg.edges()
+    want = gk.Graph.from_coo(src, dst, num_nodes=n, eids=ids, num_edge_ids=dg.max_edge_id).csc()
+    for got, w in zip(dg.snapshot(csc=True).csc(), want):
+        np.testing.assert_array_equal(got, w)
 
 
 def test_edges_to_node_0_and_from_the_last_node_and_the_first_id():

@@ -64,8 +64,12 @@ def test_temporal_graph_forward_backward_seek(backend):
     tg = temporal.TemporalGraph(src, dst, 30, base=120, step=40, backend=backend)
     snapshots = [_as_set(*tg.snapshot().edges())]
     while tg.time + 1 < tg.num_steps:
-        g = tg.forward()
+        g = tg.forward(csc=tg.time % 2 == 0)
         assert _as_set(*g.edges()) == _window_set(src, dst, tg.time * 40, 120 + tg.time * 40)
+        host = g.to("cpu")
+        csc = host.csc()
+        cols = np.repeat(np.arange(30), np.diff(csc.indptr))
+        assert set(zip(csc.indices.tolist(), cols.tolist())) == _as_set(*host.edges())
         assert g.num_edge_ids == tg.graph.max_edge_id
         snapshots.append(_as_set(*g.edges()))
     with pytest.raises(IndexError):

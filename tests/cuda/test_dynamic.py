@@ -12,8 +12,9 @@ def _same(cpu, gpu):
     assert (cpu.num_edges, cpu.max_edge_id) == (gpu.num_edges, gpu.max_edge_id)
     np.testing.assert_array_equal(gpu.out_degrees().copy_to_host(), cpu.out_degrees())
     np.testing.assert_array_equal(gpu.in_degrees().copy_to_host(), cpu.in_degrees())
-    snap_c, snap_g = cpu.snapshot(), gpu.snapshot()
+    snap_c, snap_g = cpu.snapshot(), gpu.snapshot(csc=True)
     assert snap_g.device == "cuda" and snap_g.num_edge_ids == snap_c.num_edge_ids
+    assert "csc" in snap_g._formats  # built by snapshot(csc=True), not by the comparison below
     for a, b in zip(snap_c.csr(), snap_g.csr()):
         np.testing.assert_array_equal(b.copy_to_host(), a)
     for a, b in zip(snap_c.csc(), snap_g.csc()):

@@ -50,6 +50,11 @@ SCRIPT = textwrap.dedent("""
         for root in (0, 458, 1023):
             r = gk.bfs(k, root, algorithm=alg)
             gk.graph500.validate(k, root, r.parents, r.levels)
+    dg = gk.DynamicGraph(50)                                # GPMA: locate with prefetching, merges, rebuilds
+    dg.apply(insert=(rng.integers(0, 50, 3000), rng.integers(0, 50, 3000)))
+    dg.apply(delete=(rng.integers(0, 50, 1000), rng.integers(0, 50, 1000)),
+             insert=(rng.integers(0, 50, 300), rng.integers(0, 50, 300)))
+    dg.contains(rng.integers(0, 50, 100), rng.integers(0, 50, 100)); dg.snapshot(csc=True)
     gk.graph500.search_keys(k, 8)
     gk.graph.kronecker_edges(8)
     print("ok")

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._intrinsics import prefetch_row
+
 KEY_NONE = np.int64(np.iinfo(np.int64).max)
 WALL_LOW = np.int64(0xFFFFFFFF)
 TOMB = np.int64(-2)
@@ -88,12 +90,34 @@ def locate(keys, row_off, leaf_size, key):
     return lo, -1
 
 
+# Keys ahead whose row offsets are prefetched (their first leaf half as far ahead, once the offsets are
+# in): a lookup is three dependent cache misses on a big array (row_off, the leaf search, the leaf), and
+# without prefetching they do not overlap across keys. Measured on 10^4 random keys into 10M edges (2
+# threads): classify 1.90 -> 0.87 ms.
+LOCATE_AHEAD = 16
+
+
+@njit(inline="always")
+def prefetch_locate(leaves, offsets, row_off, leaf_size, query, i, end):
+    """Prefetch for :func:`locate` of ``query[i + LOCATE_AHEAD]`` (its row's offsets) and of
+    ``query[i + LOCATE_AHEAD // 2]`` (its row's first leaf); ``leaves``/``offsets`` are 2-D views of the
+    keys (a leaf a row) and of ``row_off`` (an offset a row)."""
+    if i + LOCATE_AHEAD < end:
+        prefetch_row(offsets, query[i + LOCATE_AHEAD] >> np.int64(32), 16)
+    if i + LOCATE_AHEAD // 2 < end:
+        r = query[i + LOCATE_AHEAD // 2] >> np.int64(32)
+        prefetch_row(leaves, row_off[r] // leaf_size, leaf_size * 8)
+
+
 @njit(parallel=True, cache=True)
 def delete_batch(keys, eids, leaf_size, row_off, del_keys, src_of, dst_of, out_deg, in_deg, freed, deleted):
     """Tombstone each present live key; returns how many were deleted (their ids go to ``freed``, their
     keys to ``deleted``, both in key order). The searches run in parallel, the bookkeeping after them."""
     slots = np.empty(del_keys.size, dtype=np.int64)
+    leaves = keys.reshape((keys.size // leaf_size, leaf_size))
+    offsets = row_off.reshape((row_off.size, 1))
     for i in prange(del_keys.size):
+        prefetch_locate(leaves, offsets, row_off, leaf_size, del_keys, i, del_keys.size)
         _, s = locate(keys, row_off, leaf_size, del_keys[i])
         slots[i] = s if s >= 0 and eids[s] >= 0 else -1
     count = 0
@@ -112,7 +136,10 @@ def delete_batch(keys, eids, leaf_size, row_off, del_keys, src_of, dst_of, out_d
 @njit(parallel=True, cache=True)
 def classify_inserts(keys, leaf_size, row_off, ins_keys, leaf_of, slot_of):
     """For each key: its leaf, and its slot when present (live or tombstone), else -1."""
+    leaves = keys.reshape((keys.size // leaf_size, leaf_size))
+    offsets = row_off.reshape((row_off.size, 1))
     for i in prange(ins_keys.size):
+        prefetch_locate(leaves, offsets, row_off, leaf_size, ins_keys, i, ins_keys.size)
         leaf, s = locate(keys, row_off, leaf_size, ins_keys[i])
         leaf_of[i] = leaf
         slot_of[i] = s
@@ -189,7 +216,12 @@ def rebalance_level(keys, eids, leaf_size, level, upper, window_of, new_keys, ne
     this level) whose window stays under the level's density bound; mark them done. The windows of one
     level are disjoint (and so are the walls in them), so groups run in parallel."""
     width = leaf_size << level
+    key_leaves = keys.reshape((keys.size // leaf_size, leaf_size))
+    eid_leaves = eids.reshape((eids.size // leaf_size, leaf_size))
     for g in prange(starts.size):
+        if level == 0 and g + 8 < starts.size:  # the leaf merged 8 groups on: its misses overlap this one
+            prefetch_row(key_leaves, window_of[g + 8], leaf_size * 8)
+            prefetch_row(eid_leaves, window_of[g + 8], leaf_size * 8)
         start = window_of[g] * width
         occupied = window_count(keys, start, width, leaf_size)
         if occupied + ends[g] - starts[g] <= upper:
@@ -282,7 +314,10 @@ def forward_csr(keys, eids, row_off, indptr, indices, out_eids):
 @njit(parallel=True, cache=True)
 def contains(keys, eids, leaf_size, row_off, query, out):
     """``out[i]``: whether ``query[i]`` is a live edge key."""
+    leaves = keys.reshape((keys.size // leaf_size, leaf_size))
+    offsets = row_off.reshape((row_off.size, 1))
     for i in prange(query.size):
+        prefetch_locate(leaves, offsets, row_off, leaf_size, query, i, query.size)
         _, s = locate(keys, row_off, leaf_size, query[i])
         out[i] = s >= 0 and eids[s] >= 0
     return out

@@ -285,8 +285,7 @@ class DynamicGraph:
         pending_ids = ids[new]
         effective = keys[effective_mask]
         self._record(inserted=effective)
-        np.add.at(self._out_deg, effective >> np.int64(32), 1)
-        np.add.at(self._in_deg, effective & np.int64(0xFFFFFFFF), 1)
+        _pma.add_degrees(effective, self._out_deg, self._in_deg, 1)
         self._live += count
         if pending.size:
             self._place(pending, pending_ids, leaf_of[new])

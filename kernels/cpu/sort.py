@@ -471,7 +471,8 @@ def transpose_compressed(indptr, indices, eids, num_cols: int, col_counts=None):
     ([0, 1, 3], [0, 0, 1], [1, 0, 2])
     """
     num_cols = int(num_cols)
-    if indices.dtype == np.int32 and not _use_buckets(indices.size, num_cols):
+    if (indices.dtype == np.int32 and (eids is None or eids.dtype == np.int32)
+            and not _use_buckets(indices.size, num_cols)):
         # int32 rows and ids pack into one int64 per element
         return _transpose_packed(indptr, indices, eids, num_cols, col_counts, indices.dtype)
     return _compress(True, indptr, indices, eids, num_cols, max(indptr.size - 2, 0), indices.dtype)

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._validate import as_index_array, check_ids_in_range, check_int_scalar
 from ..kernels.cpu import gpma as _pma
+from ..kernels.cpu import sort as _sort
 
 __all__ = ["DynamicGraph"]
 
@@ -206,10 +207,8 @@ class DynamicGraph:
         does not pay the count sorts' O(num_nodes) histograms. (np.unique hashes first: 8 s for 7.6M
         keys here.)"""
         if src.size >= max(_COUNT_SORT_MIN, _COUNT_SORT_FROM * self._n):
-            from ..kernels.cpu.sort import count_sort
-
-            _, by_dst = count_sort(dst, self._n)
-            _, by_src = count_sort(src[by_dst], self._n)
+            _, by_dst = _sort.count_sort(dst, self._n)
+            _, by_src = _sort.count_sort(src[by_dst], self._n)
             order = by_dst[by_src]
             keys = (src[order] << np.int64(32)) | dst[order]
         else:
@@ -225,11 +224,10 @@ class DynamicGraph:
         keys = self._sorted_unique_keys(src, dst)
         freed = np.empty(keys.size, dtype=np.int64)
         deleted = np.empty(keys.size, dtype=np.int64)
-        count = _pma.delete_batch(self._keys, self._eids, self._leaf, self._row_off, keys,
-                                  keys >> np.int64(32), keys & np.int64(0xFFFFFFFF), self._out_deg, self._in_deg,
-                                  freed, deleted)
+        count = _pma.delete_batch(self._keys, self._eids, self._leaf, self._row_off, keys, freed, deleted)
         self._free = np.concatenate([self._free, freed[:count]])
         if count:
+            _pma.add_degrees(deleted[:count], self._out_deg, self._in_deg, -1)
             self._record(deleted=deleted[:count])
         self._live -= count
         self._tombs += count
@@ -373,13 +371,12 @@ class DynamicGraph:
         # input checks of Graph.from_csr would only re-prove them: construct directly, in the id dtype
         # from_csr would choose
         dtype = choose_idtype("idtype", None, max(self._n, self._live, self._next_id))
+        formats = {"csr": self._csr(dtype)}
+        if csc:  # the CSC's row lengths are the in-degrees the graph keeps: its sort skips a histogram
+            formats["csc"] = _sort.transpose_compressed(*formats["csr"], self._n, col_counts=self._in_deg)
         snap = Graph(_num_src=self._n, _num_dst=self._n, _num_edges=self._live, _num_edge_ids=self._next_id,
-                     _idtype=dtype, _allowed={"coo", "csr", "csc"}, _formats={"csr": self._csr(dtype)},
-                     _identity=set(), _is_block=False)
-        if self._n:
-            snap._cache["csc_row_counts"] = self._in_deg.copy()  # the CSC's row lengths, for its build
-        if csc:
-            snap.csc()
+                     _idtype=dtype, _allowed={"coo", "csr", "csc"}, _formats=formats, _identity=set(),
+                     _is_block=False)
         self._snapshot_cache = (self._version, snap)
         return snap
 

@@ -585,13 +585,7 @@ class Graph:
         other = "csc" if rows_are_src else "csr"
         if other in f:
             indptr, indices, eids = f[other]
-            # a maker that knew the new format's row lengths (a DynamicGraph's in-degrees) left them here:
-            # the transpose then skips a histogram pass
-            counts = self._cache.get(f"{name}_row_counts")
-            if counts is None:
-                f[name] = sort.transpose_compressed(indptr, indices, eids, num_rows)
-            else:
-                f[name] = sort.transpose_compressed(indptr, indices, eids, num_rows, col_counts=counts)
+            f[name] = sort.transpose_compressed(indptr, indices, eids, num_rows)
         else:
             src, dst, eids = f["coo"]
             keys, vals = (src, dst) if rows_are_src else (dst, src)

@@ -110,9 +110,10 @@ def prefetch_locate(leaves, offsets, row_off, leaf_size, query, i, end):
 
 
 @njit(parallel=True, cache=True)
-def delete_batch(keys, eids, leaf_size, row_off, del_keys, src_of, dst_of, out_deg, in_deg, freed, deleted):
+def delete_batch(keys, eids, leaf_size, row_off, del_keys, freed, deleted):
     """Tombstone each present live key; returns how many were deleted (their ids go to ``freed``, their
-    keys to ``deleted``, both in key order). The searches run in parallel, the bookkeeping after them."""
+    keys to ``deleted``, both in key order; the caller updates the degrees from ``deleted``). The
+    searches run in parallel, the bookkeeping after them."""
     slots = np.empty(del_keys.size, dtype=np.int64)
     leaves = keys.reshape((keys.size // leaf_size, leaf_size))
     offsets = row_off.reshape((row_off.size, 1))
@@ -121,19 +122,12 @@ def delete_batch(keys, eids, leaf_size, row_off, del_keys, src_of, dst_of, out_d
         _, s = locate(keys, row_off, leaf_size, del_keys[i])
         slots[i] = s if s >= 0 and eids[s] >= 0 else -1
     count = 0
-    outs = out_deg.reshape((out_deg.size, 1))
-    ins = in_deg.reshape((in_deg.size, 1))
     for i in range(del_keys.size):
-        if i + LOCATE_AHEAD < del_keys.size:  # the degree counters a few keys on (see add_degrees)
-            prefetch_row(outs, src_of[i + LOCATE_AHEAD], 8)
-            prefetch_row(ins, dst_of[i + LOCATE_AHEAD], 8)
         s = slots[i]
         if s >= 0:
             freed[count] = eids[s]
             deleted[count] = del_keys[i]
             eids[s] = TOMB
-            out_deg[src_of[i]] -= 1
-            in_deg[dst_of[i]] -= 1
             count += 1
     return count
 

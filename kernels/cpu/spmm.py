@@ -78,7 +78,9 @@ def message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff
 def accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, u, e, v, A, B, la, ra, loff, roff,
                     out, part_arg_u, part_arg_e, t, with_arg):
     """Reduce edge ``(u, e)`` into row ``v`` of the partial output ``out`` (thread ``t``'s): the shared
-    body of the edge-parallel kernels (COO and packed). The first eight arguments fold as constants."""
+    body of the edge-parallel kernels (COO and packed) and of the CSC kernel (``t = 0``, its own output).
+    The first eight arguments fold as constants; ``with_arg`` is a runtime flag whose branch is rare
+    (only on a new best)."""
     for a in range(A):
         for b in range(B):
             k = a * B + b
@@ -148,6 +150,9 @@ def _spmm_csc_kernel(op: str, reduce: str, pattern: tuple):
         D = A * B
         nnz = indices.size
         dist, x_bytes, w_bytes = prefetch_plan(x, w, USE_X, USE_W)
+        # the row's own arg arrays as the single "thread" slice accumulate_edge writes
+        args_u = arg_u.reshape((1,) + arg_u.shape)
+        args_e = arg_e.reshape((1,) + arg_e.shape)
         for p in prange(parts.size - 1):
             for v in range(parts[p], parts[p + 1]):
                 start = indptr[v]
@@ -165,19 +170,8 @@ def _spmm_csc_kernel(op: str, reduce: str, pattern: tuple):
                             prefetch_row(w, eids[j + dist], w_bytes)
                     u = indices[j]
                     e = eids[j] if has_eids else j
-                    for a in range(A):
-                        for b in range(B):
-                            k = a * B + b
-                            val = message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra, loff, roff)
-                            if IS_SUM:
-                                out[v, k] += val
-                            elif (val > out[v, k]) if IS_MAX else (val < out[v, k]):
-                                out[v, k] = val
-                                if with_arg:  # a runtime flag: the branch is rare (only on a new best)
-                                    if USE_X:
-                                        arg_u[v, k] = u
-                                    if USE_W:
-                                        arg_e[v, k] = e
+                    accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, u, e, v, A, B, la, ra,
+                                    loff, roff, out, args_u, args_e, 0, with_arg)
                 if IS_SUM and mean:  # a runtime flag, tested once per row
                     inv = 1.0 / (end - start)
                     for k in range(D):

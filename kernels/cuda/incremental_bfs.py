@@ -20,6 +20,14 @@ AFFECTED = -2
 NO_CANDIDATE = (1 << 63) - 1
 
 
+@cuda.jit(device=True)
+def _join_subtree(v, levels, frontier, counters):
+    """Mark ``v`` affected and queue it, once: only the thread whose CAS moves its level wins."""
+    old = levels[v]
+    if old >= 0 and cuda.atomic.cas(levels, v, old, AFFECTED) == old:
+        frontier[cuda.atomic.add(counters, 0, 1)] = v
+
+
 @cuda.jit
 def mark_heads(del_keys, source, parents, levels, frontier, counters):
     """Heads ``v`` of deleted tree edges ``u -> v`` start the invalidated subtree (``counters[0]``)."""
@@ -27,9 +35,7 @@ def mark_heads(del_keys, source, parents, levels, frontier, counters):
         u = del_keys[i] >> 32
         v = del_keys[i] & _LOW
         if v != source and parents[v] == u:
-            old = levels[v]
-            if old >= 0 and cuda.atomic.cas(levels, v, old, AFFECTED) == old:
-                frontier[cuda.atomic.add(counters, 0, 1)] = v
+            _join_subtree(v, levels, frontier, counters)
 
 
 @cuda.jit
@@ -42,9 +48,7 @@ def expand_subtree(keys, eids, row_off, frontier, size, source, parents, levels,
                 continue
             y = keys[s] & _LOW
             if y != source and parents[y] == x:
-                old = levels[y]
-                if old >= 0 and cuda.atomic.cas(levels, y, old, AFFECTED) == old:
-                    next_frontier[cuda.atomic.add(counters, 0, 1)] = y
+                _join_subtree(y, levels, next_frontier, counters)
 
 
 @cuda.jit

@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
     g500.add_argument("--algorithm", default="auto",
                       choices=["auto", "direction_optimizing", "top_down", "bottom_up", "spmsv"])
     g500.add_argument("--threads", type=_positive_int, default=None)
+    g500.add_argument("--backend", default=None, choices=["cpu", "cuda"],
+                      help="where the searches run (default: GRAPHKERN_BACKEND, cpu under auto)")
     g500.add_argument("--no-validate", action="store_true", help="skip validation (not a valid Graph500 run)")
     g500.add_argument("--no-progress", action="store_true")
     g500.add_argument("--distributed", action="store_true",
@@ -114,7 +116,8 @@ def main(argv=None) -> int:
         if args.distributed:
             return _graph500_distributed(args)
         result = graph500.run(args.scale, args.edgefactor, num_roots=args.roots, algorithm=args.algorithm,
-                              validate_results=not args.no_validate, progress=not args.no_progress)
+                              validate_results=not args.no_validate, progress=not args.no_progress,
+                              backend=args.backend)
         print(graph500.format_output(result))
         return 0
     return 2  # pragma: no cover - argparse rejects unknown commands first

@@ -2,7 +2,9 @@
 
 ``import graphkern.torch as gkt`` needs torch (``pip install "graphkern[torch]"``); nothing else in graphkern
 imports torch. The functions take and return tensors; CPU tensors reach the compiled kernels as NumPy views
-of the same memory (no copy in, no copy out). Gradients follow DGL's rules (research/dgl-kernels.md 1.4):
+of the same memory, CUDA tensors as numba device arrays viewing the same device memory (through
+``__cuda_array_interface__``; no copy in, no copy out), so the cuda backend runs them and the results
+are CUDA tensors on the same device. Gradients follow DGL's rules (research/dgl-kernels.md 1.4):
 
 - ``sub`` and ``div`` become ``add(x, -y)`` and ``mul(x, 1 / y)`` before autograd, as in DGL, so only
   add, mul, dot and the copies need backward rules;
@@ -25,9 +27,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import _cuda
 from . import sparse as _sparse
 from ._validate import check_choice
-from .errors import BackendUnavailableError
 from .graph import Graph
 
 __all__ = ["spmm", "sddmm", "edge_softmax", "GraphConv", "GATConv", "SAGEConv", "ops"]
@@ -35,21 +37,81 @@ __all__ = ["spmm", "sddmm", "edge_softmax", "GraphConv", "GATConv", "SAGEConv", 
 
 # ------------------------------------------------------------------------------ tensors <-> arrays
 
-def _array(t: torch.Tensor | None, name: str) -> np.ndarray | None:
-    """A NumPy view of a CPU tensor's memory (a contiguous copy only when the tensor is strided)."""
+def _array(t: torch.Tensor | None, name: str):
+    """What the kernels take for a tensor: a NumPy view of a CPU tensor, a numba device array viewing a
+    CUDA tensor (a contiguous copy first only when the tensor is strided)."""
     if t is None:
         return None
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"argument '{name}': expected a torch.Tensor, found {type(t).__name__}")
-    if t.device.type != "cpu":
-        raise BackendUnavailableError(
-            f"argument '{name}': found a tensor on {t.device}; graphkern's CUDA backend is not part of this "
-            f"version, so the torch layer runs CPU tensors only")
-    return t.detach().contiguous().numpy()
+    t = t.detach().contiguous()
+    device = _device_type(t)
+    if device == "cpu":
+        return t.numpy()
+    if device == "cuda":
+        return _device_view(t)
+    raise TypeError(f"argument '{name}': expected a tensor on the CPU or on a CUDA device, found one on {t.device}")
 
 
-def _tensor(a: np.ndarray) -> torch.Tensor:
-    return torch.from_numpy(a)
+def _tensor(a) -> torch.Tensor:
+    """The tensor viewing a kernel's result: host arrays stay on the CPU, device arrays on their GPU."""
+    if isinstance(a, np.ndarray):
+        return torch.from_numpy(a)
+    return _tensor_from_device(a)
+
+
+# The three functions below are the whole torch <-> CUDA boundary. tests/cuda replace them so that the
+# layer's device path (graphkern's cuda backend in numba-cuda's simulator, device arrays through every
+# forward and backward) runs with this machine's CPU-only torch.
+
+def _device_type(t: torch.Tensor) -> str:
+    return t.device.type
+
+
+def _device_view(t: torch.Tensor):
+    """A numba device array on ``t``'s memory, on the GPU numba works on (``numba.cuda.select_device``).
+    Graphkern launches on numba's default stream; when torch works on a stream of its own
+    (``torch.cuda.stream(...)``), that stream is drained first so that the kernel reads finished inputs."""
+    from numba import cuda
+
+    _cuda.require_cuda()
+    current = cuda.get_current_device().id
+    if t.device.index is not None and t.device.index != current:
+        raise ValueError(f"a tensor on {t.device}, but numba works on cuda:{current}; move the tensor there or "
+                         f"call numba.cuda.select_device({t.device.index}) first")
+    stream = torch.cuda.current_stream(t.device)
+    if stream.cuda_stream != 0:
+        stream.synchronize()
+    return _cuda.adopt(t)
+
+
+def _tensor_from_device(a) -> torch.Tensor:
+    """A CUDA tensor on a device array's memory (zero copy; torch keeps ``a`` alive). Under a torch stream
+    of its own, graphkern's work is waited for, so torch's next kernel on that stream reads the result."""
+    from numba import cuda
+
+    device = torch.device("cuda", cuda.get_current_device().id)
+    if torch.cuda.current_stream(device).cuda_stream != 0:
+        cuda.default_stream().synchronize()
+    return torch.as_tensor(a, device=device)
+
+
+def _index_tensor(a) -> torch.Tensor:
+    """An arg output (node or edge ids, -1 for none) as an int64 tensor, where torch's gather wants it."""
+    return _tensor(a).to(torch.int64)
+
+
+def _node_counts(g: Graph, which: str, like: torch.Tensor) -> torch.Tensor:
+    """``g``'s in- or out-degrees as an int64 tensor on ``like``'s device (kept on the graph per device)."""
+    cache = getattr(g, "_cache", None)  # a DynamicGraph changes between calls: nothing is kept on it
+    key = ("torch_degrees", which, str(like.device))
+    counts = None if cache is None else cache.get(key)
+    if counts is None:
+        degrees = g.in_degrees() if which == "in" else g.out_degrees()
+        counts = torch.from_numpy(_cuda.to_host(degrees).astype(np.int64)).to(like.device)
+        if cache is not None:
+            cache[key] = counts
+    return counts
 
 
 def _reverse(g: Graph) -> Graph:
@@ -104,8 +166,8 @@ def _spmm_arrays(g, op, reduce, x, y, with_arg):
     if not with_arg:
         return _tensor(result), None, None
     out, arg_u, arg_e = result
-    return (_tensor(out), None if arg_u is None else _tensor(arg_u.astype(np.int64, copy=False)),
-            None if arg_e is None else _tensor(arg_e.astype(np.int64, copy=False)))
+    return (_tensor(out), None if arg_u is None else _index_tensor(arg_u),
+            None if arg_e is None else _index_tensor(arg_e))
 
 
 def _gather_expanded(t: torch.Tensor, index: torch.Tensor, out_dims: tuple[int, ...]) -> torch.Tensor:
@@ -205,7 +267,7 @@ def spmm(g: Graph, op: str, reduce: str, ufeat: torch.Tensor | None = None, efea
     op, efeat = _without_sub_div(op, efeat)
     if reduce == "mean":
         total = GSpMM.apply(g, op, "sum", ufeat, efeat)
-        degrees = torch.from_numpy(g.in_degrees().astype(np.int64)).clamp(min=1).to(total.dtype)
+        degrees = _node_counts(g, "in", total).clamp(min=1).to(total.dtype)
         return total / degrees.reshape(-1, *([1] * (total.dim() - 1)))
     return GSpMM.apply(g, op, reduce, ufeat, efeat)
 
@@ -354,16 +416,10 @@ ops = _Ops()
 
 # ----------------------------------------------------------------------------------------- layers
 
-def _in_degrees(g: Graph) -> torch.Tensor:
-    return torch.from_numpy(g.in_degrees().astype(np.int64))
-
-
-def _out_degrees(g: Graph) -> torch.Tensor:
-    return torch.from_numpy(g.out_degrees().astype(np.int64))
 
 
 def _check_zero_in_degree(g: Graph, allow: bool, layer: str):
-    if not allow and g.num_dst and int(g.in_degrees().min()) == 0:
+    if not allow and g.num_dst and int(_cuda.to_host(g.in_degrees()).min()) == 0:
         raise ValueError(
             f"{layer}: the graph has nodes with no in-edges, whose output would be invalid (as in DGL); add "
             f"self-loops or pass allow_zero_in_degree=True")
@@ -421,7 +477,7 @@ class GraphConv(nn.Module):
             raise ValueError("GraphConv: an external weight was passed to a module that has its own (weight=True)")
         weight = self.weight if weight is None else weight
         if self._norm in ("left", "both"):
-            degrees = _out_degrees(graph).clamp(min=1).to(feat_src.dtype)
+            degrees = _node_counts(graph, "out", feat_src).clamp(min=1).to(feat_src.dtype)
             scale = degrees.pow(-0.5) if self._norm == "both" else 1.0 / degrees
             feat_src = feat_src * _column(scale, feat_src.dim(), feat_src.dtype)
 
@@ -437,7 +493,7 @@ class GraphConv(nn.Module):
             if weight is not None:
                 rst = rst @ weight
         if self._norm in ("right", "both"):
-            degrees = _in_degrees(graph).clamp(min=1).to(rst.dtype)
+            degrees = _node_counts(graph, "in", rst).clamp(min=1).to(rst.dtype)
             scale = degrees.pow(-0.5) if self._norm == "both" else 1.0 / degrees
             rst = rst * _column(scale, rst.dim(), rst.dtype)
         if self.bias is not None:
@@ -572,17 +628,15 @@ class SAGEConv(nn.Module):
 
     def _lstm_reduce(self, graph: Graph, h_src: torch.Tensor, edge_weight: torch.Tensor | None) -> torch.Tensor:
         """Each destination's last LSTM state over its in-neighbours, one batched LSTM per in-degree."""
-        indptr, indices, eids = graph.csc()
-        indptr_t = torch.from_numpy(indptr.astype(np.int64))
-        indices_t = torch.from_numpy(indices.astype(np.int64))
-        eids_t = torch.from_numpy(eids.astype(np.int64))
+        indptr_t, indices_t, eids_t = (torch.from_numpy(_cuda.to_host(a).astype(np.int64)).to(h_src.device)
+                                       for a in graph.csc())
         degrees = indptr_t[1:] - indptr_t[:-1]
         out = h_src.new_zeros((graph.num_dst, h_src.shape[1]))
         for degree in torch.unique(degrees).tolist():
             if degree == 0:
                 continue
             nodes = torch.nonzero(degrees == degree).ravel()
-            slots = indptr_t[nodes].unsqueeze(1) + torch.arange(degree)
+            slots = indptr_t[nodes].unsqueeze(1) + torch.arange(degree, device=h_src.device)
             neighbours = h_src[indices_t[slots]]  # (nodes, degree, features)
             if edge_weight is not None:
                 neighbours = neighbours * edge_weight.reshape(-1)[eids_t[slots]].unsqueeze(-1)
@@ -607,7 +661,7 @@ class SAGEConv(nn.Module):
                 h_neigh = self.fc_neigh(aggregate(h_src, "mean"))
         elif self._aggre_type == "gcn":
             total = aggregate(h_src, "sum") + h_dst
-            degrees = _in_degrees(graph).to(total.dtype).unsqueeze(-1)
+            degrees = _node_counts(graph, "in", total).to(total.dtype).unsqueeze(-1)
             h_neigh = self.fc_neigh(total / (degrees + 1))
         elif self._aggre_type == "pool":
             h_neigh = self.fc_neigh(aggregate(torch.relu(self.fc_pool(h_src)), "max"))

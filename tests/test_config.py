@@ -86,3 +86,16 @@ def test_select_format_follows_dgl_rules():
         select_format(only_coo, "csc", ("csc",))
     picked, reasons = select_format(g, "csc", ("coo", "csc"), cost_model=lambda g, c: "coo")
     assert picked == "coo" and "cost model" in reasons[0]
+
+
+@pytest.mark.parametrize("name", ["transpose", "gather_to_root_transpose", "bfs_1d", "bfs_2d"])
+def test_distributed_layer_refuses_the_cuda_backend(name):
+    """The MPI layer has no GPU path: under the cuda backend it says so instead of running on the CPU."""
+    pytest.importorskip("mpi4py")
+    from graphkern import distributed as gkd
+    from graphkern.errors import BackendUnavailableError
+
+    func = getattr(gkd, name)
+    args = (None, 0) if name.startswith("bfs") else (None,)
+    with gk.use_backend("cuda"), pytest.raises(BackendUnavailableError, match=f"distributed.{name}: .*no cuda path"):
+        func(*args)

@@ -158,12 +158,24 @@ def test_bad_input(g):
         gkt.spmm(g, "copy_lhs", "sum", torch.ones(N + 1, 2))
 
 
-def test_cuda_tensor_says_why():
+def test_tensor_on_another_device_says_which():
     if not hasattr(torch, "device"):
         pytest.skip("torch without devices")
     fake = torch.ones(2, 2, device="meta")
-    with pytest.raises(BackendUnavailableError, match="meta"):
+    with pytest.raises(TypeError, match="CPU or on a CUDA device, found one on meta"):
         gkt._array(fake, "x")
+
+
+def test_cuda_tensor_without_a_gpu_says_why(g, monkeypatch):
+    """A CUDA tensor reaches the cuda backend; with no GPU (and no simulator) that is refused, saying why,
+    before torch's CUDA runtime is touched."""
+    from graphkern._config import cuda_status
+
+    if cuda_status()[0]:
+        pytest.skip("a GPU (or the simulator) is usable here")
+    monkeypatch.setattr(gkt, "_device_type", lambda t: "cuda")
+    with pytest.raises(BackendUnavailableError, match="backend 'cuda' is not usable"):
+        gkt.copy_u_sum(g, _rand(N, 2, seed=1))
 
 
 def test_ops_namespace_has_dgl_names(g):

@@ -226,7 +226,34 @@ def run(args) -> Table:
         table.add(f"bfs {algorithm}", f"{len(roots)} roots", seconds, f"{E / 2 / seconds / 1e9:.2f} GTEPS")
 
     gpma_check(table, args, rng)
+    torch_check(table, g, args, rng)
     return table
+
+
+def torch_check(table: Table, g, args, rng) -> None:
+    """graphkern.torch on CUDA tensors (zero-copy in and out): copy_u_sum forward and backward against the
+    same calls on CPU tensors, timed with CUDA events. Skipped (a row says why) without a CUDA torch."""
+    try:
+        import torch
+
+        import graphkern.torch as gkt
+    except Exception as exc:  # pragma: no cover - torch is optional
+        table.add("torch copy_u_sum", "-", 0.0, f"not available: {exc}")
+        return
+    if not torch.cuda.is_available():
+        table.add("torch copy_u_sum", "-", 0.0, "skipped: torch has no CUDA here")
+        return
+    F = args.features[0]
+    x_host = torch.from_numpy(rng.standard_normal((g.num_src, F)).astype(np.float32)).requires_grad_(True)
+    x_dev = x_host.detach().cuda().requires_grad_(True)
+    out_dev = gkt.copy_u_sum(g, x_dev)
+    out_host = gkt.copy_u_sum(g, x_host)
+    check("torch copy_u_sum", out_dev.is_cuda and torch.allclose(out_dev.cpu(), out_host, rtol=1e-4, atol=1e-3))
+    out_dev.sum().backward()
+    out_host.sum().backward()
+    check("torch copy_u_sum backward", torch.allclose(x_dev.grad.cpu(), x_host.grad, rtol=1e-4, atol=1e-3))
+    seconds = time_gpu(lambda: gkt.copy_u_sum(g, x_dev), args.repeats)
+    table.add("torch copy_u_sum", f"F={F}", seconds, "CUDA tensors, no copies")
 
 
 def gpma_check(table: Table, args, rng) -> None:

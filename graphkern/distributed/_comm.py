@@ -12,6 +12,18 @@ from collections import defaultdict
 import numpy as np
 
 
+def require_host_backend(what: str) -> None:
+    """Refuse the cuda backend by name: the distributed layer moves host arrays over MPI and has no GPU
+    path, and under ``GRAPHKERN_BACKEND=cuda`` running it on the CPU anyway would be a silent fallback."""
+    from .._config import get_backend
+    from ..errors import BackendUnavailableError
+
+    if get_backend() == "cuda":
+        raise BackendUnavailableError(
+            f"{what}: the distributed layer runs on the CPU (host arrays over MPI) and has no cuda path, but the "
+            f"backend is 'cuda'; use gk.use_backend('cpu') around it or set GRAPHKERN_BACKEND=cpu (or auto)")
+
+
 class DistributedError(ValueError):
     """Raised on every rank when the ranks' inputs disagree or one rank's input is wrong."""
 

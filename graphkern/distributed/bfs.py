@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._comm import DistributedError, alltoall_counts, alltoallv_records, exclusive_scan
+from ._comm import DistributedError, alltoall_counts, alltoallv_records, exclusive_scan, require_host_backend
 from .csr import DistCSR
 from .grid import Block2D
 
@@ -124,6 +124,7 @@ def bfs_1d(A: DistCSR, source: int) -> DistBFSResult:
     >>> bfs_1d(A, 0).parents.tolist()
     [0, 0, 1]
     """
+    require_host_backend("graphkern.distributed.bfs_1d")
     comm = A.comm
     if A.shape[0] != A.shape[1]:
         raise DistributedError(f"argument 'A': BFS needs a square matrix, found shape {A.shape}")
@@ -183,6 +184,7 @@ def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
     >>> bfs_2d(A, 0, grid=(1, 1)).parents.tolist()
     [0, 0, 1]
     """
+    require_host_backend("graphkern.distributed.bfs_2d")
     if isinstance(block, DistCSR):
         block = _block_of(block, grid)
     grid = block.grid

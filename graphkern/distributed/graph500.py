@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from ._comm import as_counting
+from ._comm import as_counting, require_host_backend
 from .bfs import bfs_2d
 from .grid import Block2D, Grid2D
 
@@ -20,6 +20,7 @@ def run(scale: int, edgefactor: int = 16, *, num_roots: int = 64, grid=None, com
 
     Returns the :class:`graphkern.graph500.Graph500Result` on rank 0 and None on the other ranks.
     """
+    require_host_backend("graphkern.distributed.graph500.run")
     from mpi4py import MPI
 
     from .. import graph500

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..kernels.cpu import distributed as _pack
 from ..kernels.cpu import sort as _sort
-from ._comm import alltoall_counts, alltoallv_records, exclusive_scan
+from ._comm import alltoall_counts, alltoallv_records, exclusive_scan, require_host_backend
 from .csr import XCSR, DistCSR
 
 __all__ = ["transpose", "gather_to_root_transpose"]
@@ -112,6 +112,7 @@ def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
     >>> T.indptr.tolist(), T.indices.tolist(), T.values.tolist()
     ([0, 1, 3], [0, 0, 1], [1.0, 2.0, 3.0])
     """
+    require_host_backend("graphkern.distributed.transpose")
     if isinstance(A, XCSR):
         return _transpose_xcsr(A, paper_collectives)
     comm = A.comm
@@ -240,6 +241,7 @@ def _transpose_xcsr(A: XCSR, paper_collectives: bool) -> XCSR:
 def gather_to_root_transpose(A: DistCSR, root: int = 0) -> DistCSR:
     """The naive baseline: gather the whole matrix on ``root``, transpose it there with the serial count
     sort, scatter the row blocks back (for comparison with :func:`transpose`)."""
+    require_host_backend("graphkern.distributed.gather_to_root_transpose")
     whole = A.gather(root)
     comm = A.comm
     if comm.rank == root:

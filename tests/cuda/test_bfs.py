@@ -48,3 +48,24 @@ def test_isolated_source_multi_source_and_bad_input():
         gk.bfs(g, 5, backend="cuda")
     with pytest.raises(ValueError, match="batched multi-source searches run on the cpu backend"):
         gk.bfs(g, sources=[0, 1], backend="cuda", batch=True)
+
+
+def test_graph500_driver_on_the_cuda_backend(capsys, monkeypatch):
+    """`gk.graph500.run(..., backend="cuda")` and `graphkern graph500 --backend cuda` search on the device: the
+    same keys and traversed edges as on the CPU, every tree validated, every search a device search."""
+    from graphkern import _bfs_cuda
+    from graphkern.cli import main
+
+    host = gk.graph500.run(5, num_roots=3, backend="cpu", progress=False)
+    searches = []
+    device_search = _bfs_cuda.search
+    monkeypatch.setattr(_bfs_cuda, "search", lambda *a, **k: searches.append(a[1]) or device_search(*a, **k))
+    dev = gk.graph500.run(5, num_roots=3, backend="cuda", progress=False)
+    assert searches == [int(dev.roots[0])] + dev.roots.tolist()  # the warm-up, then each key
+    np.testing.assert_array_equal(dev.roots, host.roots)
+    np.testing.assert_array_equal(dev.nedges, host.nedges)
+    assert dev.validated and np.all(dev.times > 0)
+    assert main(["graph500", "--scale", "5", "--roots", "2", "--backend", "cuda", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "NBFS: 2" in out and "harmonic_mean_TEPS" in out
+    assert len(searches) == 1 + 3 + 1 + 2

@@ -16,8 +16,10 @@ def test_gpu_check_quick_runs_every_kernel(tmp_path):
     rows = json.loads(out.read_text())
     kernels = {r["kernel"] for r in rows}
     for name in ("copy (device to device)", "count sort coo->csc", "copy_u_sum", "copy_u_max", "u_dot_v",
-                 "edge_softmax H=1", "bfs direction_optimizing", "bfs spmsv"):
+                 "edge_softmax H=1", "bfs direction_optimizing", "bfs spmsv", "torch copy_u_sum"):
         assert name in kernels, name
+    torch_row = next(r for r in rows if r["kernel"] == "torch copy_u_sum")
+    assert torch_row["measure"] == "skipped: torch has no CUDA here" or torch_row["ms"] > 0
     assert "kernel" in proc.stdout and "total" in proc.stdout
 
 

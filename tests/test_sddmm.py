@@ -167,3 +167,51 @@ def test_fast_exp_accuracy():
     assert np.max(np.abs(got - want) / want) < 5e-7
     x64 = np.linspace(-5, 5, 11)
     np.testing.assert_array_equal(many(x64, np.empty_like(x64)), np.exp(x64))
+    # NaN and the ends: NaN must not form a table index (an out-of-bounds read before), and masked
+    # logits of -inf weigh exactly 0
+    odd = np.array([np.nan, np.inf, -np.inf, -100.0, 100.0, 0.0], dtype=np.float32)
+    got = many(odd, np.empty_like(odd))
+    np.testing.assert_array_equal(got, [np.nan, np.inf, 0.0, 0.0, np.inf, 1.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_edge_order_softmax_one_shift_and_per_node_max_agree(dtype, monkeypatch):
+    """Logits within ONE_SHIFT_RANGE take the global max as every row's shift; wider ones, infinities and
+    NaNs take each node's max. Both give the reference's softmax; a row far below the global max (by more
+    than float32's exp range) still sums to 1 on the per-node path."""
+    from graphkern.kernels.cpu import edge_softmax as softmax_cpu
+
+    g = gk.graph.kronecker(12)
+    g.csc()
+    assert gk.explain(g, "edge_softmax").kernel == "edge_softmax_edge_order"
+    src, dst = g.edges()
+    z = (np.random.default_rng(3).normal(size=(g.num_edges, 2)) * 6).astype(dtype)
+    tol = dict(rtol=1e-5, atol=1e-7) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-14)
+    one_shift = gk.edge_softmax(g, z)
+    np.testing.assert_allclose(one_shift, ref.edge_softmax(dst, g.num_dst, z), **tol)
+    monkeypatch.setitem(softmax_cpu.ONE_SHIFT_RANGE, np.dtype(dtype), -1.0)  # every range is too wide
+    per_node = gk.edge_softmax(g, z)
+    monkeypatch.undo()
+    np.testing.assert_allclose(one_shift, per_node, **tol)
+    # one destination's logits 1000 below the rest: the range rules the one shift out, rows stay exact
+    wide = z.copy()
+    low = dst == dst[0]
+    wide[low] -= 1000
+    got = gk.edge_softmax(g, wide)
+    np.testing.assert_allclose(got, ref.edge_softmax(dst, g.num_dst, wide), **tol)
+    np.testing.assert_allclose(got[low].sum(axis=0), 1.0, rtol=1e-5)
+    # an infinite logit takes the per-node path too: its row puts all weight on it, the others are unchanged
+    inf = z.copy()
+    inf[0, 0] = np.inf
+    got = gk.edge_softmax(g, inf)
+    row = dst == dst[0]
+    assert got[0, 0] == 1.0 or np.isnan(got[0, 0])
+    np.testing.assert_allclose(got[~row], one_shift[~row], **tol)
+    # a NaN logit gives NaN for its edge, every other row as before, on both kernels (and no table
+    # lookup at a NaN index inside exp)
+    nan = z.copy()
+    nan[0, 0] = np.nan
+    for graph in (g, gk.Graph.from_csc(*g.csc())):
+        got = gk.edge_softmax(graph, nan)
+        assert np.isnan(got[0, 0])
+        np.testing.assert_allclose(got[~row], one_shift[~row], **tol)

@@ -4,7 +4,9 @@ LLVM only vectorises a loop that calls ``exp`` when a vector math library (SVML)
 llvmlite wheels do not have, so every ``np.exp`` in a kernel is a scalar libm call. :func:`fast_exp`
 uses Cody-Waite range reduction, a degree-6 polynomial and a table for ``2**n``: plain arithmetic and a
 gather, which vectorise. Relative error below 4e-7 for float32 (measured against ``np.exp`` over
-N(0, 10) inputs); float64 inputs use ``np.exp``, so float64 results keep full precision.
+N(0, 10) inputs) on [-87, 88]; NaN gives NaN, below -87 it gives 0 (``np.exp``: subnormals there) and
+above 88 inf (``np.exp``: finite up to 88.7). float64 inputs use ``np.exp``, so float64 results keep
+full precision.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ POW2 = np.array([np.ldexp(np.float32(1.0), n) for n in range(-127, 128)], dtype=
 
 
 @njit(inline="always", fastmath=True)
-def _exp32(x, pow2):
-    x = min(max(x, np.float32(-87.0)), np.float32(88.0))
+def _exp32_finite(x, pow2):
+    """The approximation for ``x`` in [-87, 88] (fastmath may assume no NaN reaches it)."""
     n = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
     f = x - n * np.float32(0.693145751953125) - n * np.float32(1.428606765330187e-06)
     p = np.float32(0.0013888889)
@@ -30,6 +32,19 @@ def _exp32(x, pow2):
     p = p * f + np.float32(1.0)
     p = p * f + np.float32(1.0)
     return p * pow2[np.int32(n) + 127]
+
+
+@njit(inline="always")
+def _exp32(given, pow2):
+    # Outside fastmath, so the NaN tests are kept: a NaN is replaced before the table index is formed (a
+    # NaN index would read outside pow2) and given back at the end; beyond the clamps exp is 0 or inf.
+    # Written as selects, the loop still vectorises (12.5 vs 10.4 ms for 7.6M values; branches: 25 ms).
+    x = min(max(given, np.float32(-87.0)), np.float32(88.0))
+    x = x if x == x else np.float32(0.0)
+    r = _exp32_finite(x, pow2)
+    r = r if given >= np.float32(-87.0) else np.float32(0.0)
+    r = r if given <= np.float32(88.0) else np.float32(np.inf)
+    return r if given == given else given
 
 
 def fast_exp(x, pow2):  # pragma: no cover - replaced by the overload inside compiled code

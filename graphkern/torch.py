@@ -417,7 +417,6 @@ ops = _Ops()
 # ----------------------------------------------------------------------------------------- layers
 
 
-
 def _check_zero_in_degree(g: Graph, allow: bool, layer: str):
     if not allow and g.num_dst and int(_cuda.to_host(g.in_degrees()).min()) == 0:
         raise ValueError(

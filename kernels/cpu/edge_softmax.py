@@ -3,7 +3,8 @@
 Rows are the CSC (normalise over the in-edges of a destination) or the CSR (over the out-edges of a
 source), split into nnz-balanced parts. A row's logits are gathered once into a per-thread buffer (the
 only random reads), max and exp-sum run on the buffer in cache, and the results are scattered once to
-their edge ids, instead of three gathers and two scatters.
+their edge ids, instead of three gathers and two scatters. Where the rows reach the logits through a
+permutation, :func:`edge_softmax_edge_order` streams the edges in id order instead.
 """
 
 from __future__ import annotations
@@ -191,7 +192,7 @@ def edge_softmax_edge_order(keys, num_nodes, logits, out):
     a streamed min/max, a streamed exp, per-node sums, the division. That skips the per-node max, whose
     random read-modify-writes cost about as much as the sums (measured on the scale-18 Kronecker graph,
     2 threads, H = 1: per-node max 23 ms, exp with the per-node max gathered and sums in one pass 98 ms,
-    against 3 + 5 + 21 ms for range, exp and sums apart). Wider ranges, infinities and NaNs take the
+    against 4-5 + 10-14 + 26-29 ms for range, exp and sums apart). Wider ranges, infinities and NaNs take the
     per-node max (three passes: max, exp with sums, division). Measured against an online-softmax single
     pass (max and sum together), those three passes were faster (61 vs 72 ms on the same graph).
     """

@@ -45,6 +45,9 @@ SCRIPT = textwrap.dedent("""
     z = rng.random((400, 2)).astype(np.float32)
     gk.edge_softmax(g, z); gk.edge_softmax(g, z, norm_by="src")
     gk.edge_softmax(gk.graph.kronecker(10), rng.random((21102, 1)).astype(np.float32))  # edge-order kernel
+    odd = rng.random((21102, 1)).astype(np.float32)
+    odd[:3, 0] = [np.nan, np.inf, -np.inf]                 # the per-node max path, NaN reaching exp
+    gk.edge_softmax(gk.graph.kronecker(10), odd); z[0, 0] = np.nan; gk.edge_softmax(g, z)
     k = gk.graph.kronecker(10)
     for alg in ("direction_optimizing", "top_down", "bottom_up", "spmsv"):
         for root in (0, 458, 1023):

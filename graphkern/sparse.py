@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _broadcast, _cuda
+from . import _broadcast, _cuda, _memory
 from ._config import resolve_backend
 from ._validate import check_choice
 from .dispatch import Plan, how_to_build, plan, register_planner, select_format
@@ -190,37 +190,37 @@ def _check_spmm(g, op, reduce, ufeat, efeat, on_device=False):
 # The destination-tiled CSR path reads every edge once per tile; it pays off while tiles = threads is small.
 _TILED_MAX_THREADS = 8
 _TILED_MIN_EDGES = 1 << 16
+# Edge rows up to one cache line: past it the CSC's gathered rows use whole lines and the CSC wins.
+_TILED_MAX_EDGE_ROW_BYTES = 64
 
 
-def _use_tiled_csr(g, op, reduce):
+def _use_tiled_csr(g, op, reduce, edge_row_bytes=None):
     """Whether a sum runs on the destination-tiled CSR instead of the CSC (the cost model's measured rule).
 
-    Measured on the scale-18 Kronecker graph (2 threads, float32, interleaved medians): the tiled CSR
-    kernel beat the CSC kernel for copy_u_sum (27 vs 33 ms at F = 16, 81 vs 95 ms at F = 64) and far more
-    for u_mul_e_sum with edge ids in CSR order (39 vs 71 ms, 102 vs 158 ms), where the CSC gathers
-    ``efeat[eids[j]]`` at random. It costs one extra count sort to build the tiles (cached on the graph),
-    so it is chosen only when it needs no format the graph would not build anyway: the CSR is created,
-    or neither CSR nor CSC is, or the op reads edge features the CSC would gather at random. Each tile is
-    re-read by one thread only; with many threads the tiles get thin, hence the thread cap.
+    Measured on the scale-18 Kronecker graph (edge ids follow the CSR, so the CSC reaches edge rows
+    through a permutation), 2 threads, float32, medians of 7 alternating in one process, after the CSC
+    kernel got explicit vectors: copy_e_sum 68 ms tiled vs 89 ms CSC at F = 16, but 210 vs 158 ms at
+    F = 64; u_mul_e_sum with w (E, 1) 51 vs 37 ms at F = 16 and 104 vs 91 ms at F = 64 (the CSC gathers
+    one scalar an edge, the tiled CSR adds into output rows at random); copy_u_sum 27-34 vs 18-25 ms.
+    So the tiled CSR runs only ``copy_rhs`` (edge features alone), with narrow edge rows that the CSC
+    would gather at random. Building the tiles costs one count sort (cached on the graph); each tile is
+    re-read by one thread only, hence the thread cap.
     """
     import numba
 
-    if reduce not in ("sum", "mean") or not g.allows_format("csr") or g.num_edges < _TILED_MIN_EDGES:
+    if op != "copy_rhs" or reduce not in ("sum", "mean") or not g.allows_format("csr"):
         return False
-    if numba.get_num_threads() > _TILED_MAX_THREADS:
+    if g.num_edges < _TILED_MIN_EDGES or numba.get_num_threads() > _TILED_MAX_THREADS:
         return False
-    reads_edges = op != "copy_lhs"
-    if reads_edges and g.has_format("csc") and g.eids_are_identity("csc"):
-        return False  # the CSC streams efeat already
-    if g.has_format("csr"):
-        return True
-    if not g.has_format("csc"):
-        return True
-    return reads_edges and not g.eids_are_identity("csc")
+    if edge_row_bytes is not None and edge_row_bytes > _TILED_MAX_EDGE_ROW_BYTES:
+        return False
+    if g.has_format("csc"):
+        return not g.eids_are_identity("csc")  # the CSC streams efeat when its slots are the edge ids
+    return True
 
 
 @register_planner("spmm")
-def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=False):
+def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=False, edge_row_bytes=None):
     g = _graph_of(g, format)
     if _is_packed(g):
         return _packed_plan("spmm", backend, f"spmm_packed_{op}_{reduce}")
@@ -240,9 +240,10 @@ def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=
             return Plan("spmm", backend, "csr", f"spmm_tiled_csr_{op}_{reduce}", how_to_build(g, "csr"),
                         ("format='csr' was asked for",))
         fmt, reasons = format, [f"format={format!r} was asked for"]
-    elif backend == "cpu" and _use_tiled_csr(g, op, reduce):
+    elif backend == "cpu" and _use_tiled_csr(g, op, reduce, edge_row_bytes):
         return Plan("spmm", backend, "csr", f"spmm_tiled_csr_{op}_{reduce}", how_to_build(g, "csr"),
-                    ("edge ids follow the csr, not the csc: stream efeat in id order over destination tiles",))
+                    ("copy_rhs of narrow edge rows that the csc would gather at random: stream efeat in id "
+                     "order over destination tiles",))
     else:
         # the measured exception to DGL's rule (the tiled CSR) was taken above; otherwise CSC, else COO
         fmt, reasons = select_format(g, "csc", ("csc", "coo"))
@@ -276,9 +277,10 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
     format : {None, "csc", "coo", "csr", "packed"}
         Force a path: ``"csc"`` destination-parallel, ``"coo"`` edge-parallel, ``"csr"`` source order over
         destination tiles (sum and mean only), ``"packed"`` straight over a DynamicGraph's packed arrays.
-        By default a measured cost model picks (``gk.explain`` says which and why): the tiled CSR for sums
-        where it needs no extra format, else the CSC, and the COO when the CSC is not allowed; a
-        DynamicGraph runs on its snapshot (built once per change, then reused).
+        By default a measured cost model picks (``gk.explain`` says which and why): the CSC, except the
+        tiled CSR for sums of narrow edge features alone (``copy_rhs``) that the CSC would gather at
+        random, and the COO when the CSC is not allowed; a DynamicGraph runs on its snapshot (built once
+        per change, then reused).
 
     Returns
     -------
@@ -302,7 +304,8 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
     if return_arg and not with_arg:
         raise ValueError(f"argument 'return_arg': arg outputs exist for max and min, found reduce={reduce!r}")
     the_plan = plan(g, "spmm", "cuda" if on_device else "cpu", (), op=op, reduce=reduce,
-                    format=format, return_arg=with_arg)
+                    format=format, return_arg=with_arg,
+                    edge_row_bytes=None if w is None else int(np.prod(w.shape[1:])) * np.dtype(w.dtype).itemsize)
     squeeze = (x is None or x.ndim == 1) and (w is None or w.ndim == 1)
     out_shape = (g.num_dst,) + bcast.out_shape
     if on_device:
@@ -315,11 +318,12 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
             return out, *(a.reshape(*shape) if a is not None else None for a in (arg_u, arg_e))
         return out
     dtype = (x if x is not None else w).dtype
-    out = np.zeros((g.num_dst, bcast.out_len), dtype=dtype)
+    # outputs on huge pages when large (graphkern._memory): the next kernel gathers from them
+    out = _memory.zeros((g.num_dst, bcast.out_len), dtype)
     arg_u = arg_e = None
     if with_arg:
-        arg_u = np.full((g.num_dst, bcast.out_len), -1, dtype=g.idtype) if op != "copy_rhs" else None
-        arg_e = np.full((g.num_dst, bcast.out_len), -1, dtype=g.idtype) if op != "copy_lhs" else None
+        arg_u = _memory.full((g.num_dst, bcast.out_len), -1, g.idtype) if op != "copy_rhs" else None
+        arg_e = _memory.full((g.num_dst, bcast.out_len), -1, g.idtype) if op != "copy_lhs" else None
     if g.num_edges and bcast.out_len:
         x2 = _as_rows(x) if x is not None else _dummy(dtype)
         w2 = _as_rows(w) if w is not None else _dummy(dtype)
@@ -338,9 +342,16 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         elif the_plan.format == "csc":
             indptr, indices, eids = g._raw("csc")
             has_eids = not g.eids_are_identity("csc")
-            kernel = _spmm_cpu.spmm_csc_kernel(op, reduce, bcast.pattern)
-            kernel(indptr, indices, eids if has_eids else indices, has_eids, _parts(g, "csc", indptr),
-                   x2, w2, bcast.A, bcast.B, loff, roff, out, au, ae, with_arg, reduce == "mean")
+            parts = _parts(g, "csc", indptr)
+            if bcast.general:
+                kernel = _spmm_cpu.spmm_csc_kernel(op, reduce, bcast.pattern)
+                kernel(indptr, indices, eids if has_eids else indices, has_eids, parts,
+                       x2, w2, bcast.A, bcast.B, loff, roff, out, au, ae, with_arg, reduce == "mean")
+            else:
+                kernel = _spmm_cpu.spmm_csc_vector_kernel(op, reduce, bcast.pattern,
+                                                          _spmm_cpu.vector_chunks(bcast.A, bcast.B))
+                kernel(indptr, indices, eids if has_eids else indices, has_eids, parts,
+                       x2, w2, bcast.A, bcast.B, out, au, ae, with_arg, reduce == "mean")
         else:
             _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
     if squeeze:
@@ -502,8 +513,8 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
         return out.reshape(*((g.num_edge_ids,) if squeeze else (g.num_edge_ids,) + bcast.out_shape))
     dtype = (L if L is not None else R).dtype
     # unused edge ids (a graph whose id space exceeds its edges) read 0
-    alloc = np.empty if g.num_edge_ids == g.num_edges else np.zeros
-    out = alloc((g.num_edge_ids, bcast.out_len), dtype=dtype)
+    alloc = _memory.empty if g.num_edge_ids == g.num_edges else _memory.zeros
+    out = alloc((g.num_edge_ids, bcast.out_len), dtype)
     if g.num_edges and bcast.out_len:
         L2 = _as_rows(L) if L is not None else _dummy(dtype)
         R2 = _as_rows(R) if R is not None else _dummy(dtype)
@@ -584,7 +595,7 @@ def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
 
         return _sparse_cuda.edge_softmax(g, the_plan, z)
     z2 = _as_rows(z)
-    out = np.empty_like(z2) if g.num_edge_ids == g.num_edges else np.zeros_like(z2)  # unused ids read 0
+    out = (_memory.empty if g.num_edge_ids == g.num_edges else _memory.zeros)(z2.shape, z2.dtype)  # unused ids: 0
     if g.num_edges and z2.shape[1]:
         keys = _edge_order_keys(g, norm_by) if the_plan.kernel == "edge_softmax_edge_order" else None
         if keys is not None:

@@ -36,6 +36,12 @@ SCRIPT = textwrap.dedent("""
                 if reduce in ("max", "min"):
                     gk.spmm(g, op, reduce, a, b, format=fmt, return_arg=True)
     gk.spmm(g, "add", "sum", rng.random((36, 2, 1, 3)), rng.random((400, 1, 4, 1)))   # offset tables
+    xw = rng.random((36, 40)).astype(np.float32); ew = rng.random((400, 33))   # rows of several vector chunks
+    for reduce in ("sum", "max"):
+        gk.spmm(g, "copy_lhs", reduce, xw, format="csc", return_arg=reduce == "max")
+        gk.spmm(g, "copy_rhs", reduce, None, ew, format="csc", return_arg=reduce == "max")
+        gk.spmm(g, "mul", reduce, rng.random((36, 5, 20)), rng.random((400, 5, 1)), format="csc")
+    gk.sddmm(g, "dot", xw, xw); gk.sddmm(g, "add", xw, xw); gk.sddmm(g, "mul", ew, x[:, :1].copy(), "e", "v")
     for fmt in ("csr", "coo"):
         for op in ("dot", "copy_lhs", "copy_rhs", "add"):
             for lt, rt in (("u", "v"), ("e", "u"), ("v", "e")):

@@ -43,6 +43,9 @@ def test_every_op_and_target_pair(op, fmt):
     ("add", (2, 1, 3), (1, 4, 1)),
     ("dot", (2, 1, 3, 5), (1, 4, 1, 5)),
     ("sub", (6,), (1,)),
+    ("dot", (3, 40), (3, 40)),     # reduced axis over three vector chunks, the last one masked
+    ("mul", (37,), (1,)),          # output rows wider than one vector
+    ("add", (2, 20), (2, 1)),
 ])
 def test_broadcasting(op, lshape, rshape):
     src, dst, n = CASES["multi_edges"]()

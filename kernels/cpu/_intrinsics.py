@@ -45,6 +45,35 @@ def prefetch_row(typingctx, arr, row, nbytes):
 
 
 @intrinsic
+def prefetch_elements(typingctx, arr, row, col, count):
+    """Prefetch ``count`` elements (a compile-time constant) of the C-contiguous 2-D ``arr`` from
+    ``arr[row, col]`` on, one prefetch per cache line, unrolled (a hint, as :func:`prefetch_row`; past the
+    row's end it touches the next row's lines, and never faults)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 2 and isinstance(row, types.Integer)
+            and isinstance(col, types.Integer) and isinstance(count, types.IntegerLiteral)):
+        return None
+    sig = types.void(arr, row, col, count)
+    nbytes = count.literal_value * arr.dtype.bitwidth // 8
+
+    def codegen(context, builder, signature, args):
+        aty, rty, cty, _ = signature.args
+        ary = context.make_array(aty)(context, builder, args[0])
+        idx = context.cast(builder, args[1], rty, types.intp)
+        start = context.cast(builder, args[2], cty, types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [idx, start], wraparound=False, boundscheck=False)
+        base = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [base.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        for off in range(0, max(nbytes, 1), CACHE_LINE):
+            builder.call(fn, [builder.gep(base, [ir.Constant(ir.IntType(64), off)]), ir.Constant(i32, 0),
+                              ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
 def atomic_cas(typingctx, arr, index, expected, desired):
     """``arr[index] = desired`` if it holds ``expected``; returns the value it held (atomically).
 

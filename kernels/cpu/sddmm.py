@@ -19,7 +19,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._intrinsics import prefetch_row
-from .spmm import apply_op, stride_for
+from ._simd import vload, vmask, vstore, vsum, vzeros
+from .spmm import LANES, apply_op, operand_vector, stride_for
 
 OPS = ("add", "sub", "mul", "div", "dot", "copy_lhs", "copy_rhs")
 _OP_CODE = {"add": 0, "sub": 1, "mul": 2, "div": 3, "copy_lhs": 4, "copy_rhs": 5, "dot": 6}
@@ -42,6 +43,9 @@ def _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, u, v, e, L, R, lt, rt, A, B, l
     nested dispatcher in its closure would change the cache key in every process)."""
     li = _pick(lt, u, v, e)
     ri = _pick(rt, u, v, e)
+    if not GENERAL:
+        _edge_vector(OP, DOT, USE_L, USE_R, LB, RB, li, ri, e, L, R, A, B, la, ra, RS, out)
+        return
     for a in range(A):
         for b in range(B):
             k = a * B + b
@@ -60,6 +64,30 @@ def _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, u, v, e, L, R, lt, rt, A, B, l
                 lval = L[li, lo] if USE_L else L[0, 0]
                 rval = R[ri, ro] if USE_R else R[0, 0]
                 out[e, k] = apply_op(OP, lval, rval)
+
+
+@njit(inline="always")
+def _edge_vector(OP, DOT, USE_L, USE_R, LB, RB, li, ri, e, L, R, A, B, la, ra, RS, out):
+    """One edge's outputs with explicit vectors (the strided patterns). ``dot``: each output element is
+    the lane sum (a fixed tree) of vector products over chunks of the reduced axis; elementwise ops:
+    vector chunks of ``b`` within each ``a``, the last one masked, as in the SpMM kernels."""
+    if DOT:
+        for a in range(A):
+            for b in range(B):
+                lo = (a * la + b * LB) * RS
+                ro = (a * ra + b * RB) * RS
+                acc = vzeros(out, LANES)
+                for t in range(0, RS, LANES):
+                    mask = vmask(RS - t, LANES)
+                    acc = acc + vload(L, li, lo + t, mask) * vload(R, ri, ro + t, mask)
+                out[e, a * B + b] = vsum(acc)
+        return
+    for a in range(A):
+        for b0 in range(0, B, LANES):
+            mask = vmask(B - b0, LANES)
+            lv = operand_vector(L, li, a, la, b0, LB, mask) if USE_L else vzeros(L, LANES)
+            rv = operand_vector(R, ri, a, ra, b0, RB, mask) if USE_R else vzeros(R, LANES)
+            vstore(out, e, a * B + b0, apply_op(OP, lv, rv), mask)
 
 
 def target_codes(lhs_target: str, rhs_target: str) -> tuple[int, int]:

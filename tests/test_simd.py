@@ -1,0 +1,147 @@
+"""The explicit-vector helpers of the CPU kernels (kernels/cpu/_simd.py) and huge-page outputs."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from graphkern.kernels.cpu._simd import (
+    lanes,
+    vfull,
+    vgt,
+    vint,
+    vload,
+    vlt,
+    vmask,
+    vmax,
+    vmin,
+    vselect,
+    vsplat,
+    vstore,
+    vsum,
+    vzeros,
+)
+from numba import njit
+
+import graphkern as gk
+from graphkern import _memory
+
+
+@njit
+def _lanewise(x, out, n, row):
+    m = vmask(n, 16)
+    a = vload(x, row, 1, m)
+    b = vsplat(x, 0, 0, 16)
+    vstore(out, 0, 0, a + b, m)
+    vstore(out, 1, 0, a - b, m)
+    vstore(out, 2, 0, a * b, m)
+    vstore(out, 3, 0, a / b, m)
+    vstore(out, 4, 0, vmax(vfull(x, 2.5, 16), a), m)
+    vstore(out, 5, 0, vmin(vzeros(x, 16), a - vfull(x, 3.0, 16)), m)
+    return vsum(a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 5, 16, 40])
+def test_masked_loads_stores_and_lanewise_ops(dtype, n):
+    x = (np.arange(3 * 21, dtype=dtype).reshape(3, 21) - 10) / 4
+    x[0, 0] = 2.0
+    out = np.full((6, 20), -7.0, dtype=dtype)
+    total = _lanewise(x, out, n, 2)
+    k = min(n, 16)
+    a = x[2, 1:1 + k]
+    want = [a + 2, a - 2, a * 2, a / 2, np.maximum(a, 2.5), np.minimum(0, a - 3)]
+    for row, expected in enumerate(want):
+        np.testing.assert_array_equal(out[row, :k], expected)
+        assert (out[row, k:] == -7.0).all()  # lanes off the mask are never written
+    np.testing.assert_allclose(total, a.sum(), rtol=1e-6)
+
+
+@njit
+def _extremes(vals, acc_in, ids):
+    m = vmask(16, 16)
+    v = vload(vals, 0, 0, m)
+    acc = vload(acc_in, 0, 0, m)
+    wins = vgt(v, acc)
+    best = vselect(wins, vint(ids, 7, 16), vint(ids, -1, 16))
+    loses = vlt(v, acc)
+    worst = vselect(loses, vint(ids, 3, 16), vint(ids, -1, 16))
+    out = np.empty((3, 16), vals.dtype)
+    vstore(out, 0, 0, vmax(acc, v), m)
+    vstore(out, 1, 0, vmin(acc, v), m)
+    arg = np.empty((2, 16), ids.dtype)
+    vstore(arg, 0, 0, best, m)
+    vstore(arg, 1, 0, worst, m)
+    return out, arg
+
+
+def test_nan_never_wins_and_ties_keep_the_accumulator():
+    vals = np.array([[1, 5, np.nan, 2, -np.inf, np.inf, 3, 3] * 2], dtype=np.float32)
+    acc = np.array([[2, 2, 2, 2, 0, 0, 3, np.nan] * 2], dtype=np.float32)
+    out, arg = _extremes(vals, acc, np.zeros(1, np.int64))
+    np.testing.assert_array_equal(out[0, :8], [2, 5, 2, 2, 0, np.inf, 3, np.nan])
+    np.testing.assert_array_equal(out[1, :8], [1, 2, 2, 2, -np.inf, 0, 3, np.nan])
+    np.testing.assert_array_equal(arg[0, :8], [-1, 7, -1, -1, -1, 7, -1, -1])
+    np.testing.assert_array_equal(arg[1, :8], [3, -1, -1, -1, 3, -1, -1, -1])
+
+
+def test_lanes_per_vector():
+    assert lanes(np.float32) == 16 and lanes(np.float64) == 8
+
+
+def test_vector_loads_are_bounds_checked_under_numba_boundscheck(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np
+        from numba import njit
+        from graphkern.kernels.cpu._simd import vload, vmask, vstore
+        from graphkern.kernels.cpu._simd import vsum
+        @njit
+        def load(x, row, col, n):
+            return vsum(vload(x, row, col, vmask(n, 16)))
+        @njit
+        def store(x, row, col, n):
+            m = vmask(n, 16)
+            vstore(x, row, col, vload(x, 0, 0, m), m)
+        x = np.zeros((2, 20), np.float32)
+        load(x, 1, 4, 16); store(x, 1, 4, 16); load(x, 1, 19, 0)  # in range, or no lane on the mask
+        for call in (lambda: load(x, 2, 0, 1), lambda: load(x, 0, 5, 16), lambda: store(x, 1, 10, 11)):
+            try:
+                call()
+            except IndexError:
+                continue
+            raise SystemExit("no IndexError")
+        print("checked")
+    """)
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "checked" in done.stdout, done.stderr
+
+
+def test_large_outputs_are_zeroed_huge_page_aligned_and_writable():
+    shape = (_memory.MIN_BYTES // 4 + 5,)
+    out = _memory.zeros(shape, np.float32)
+    assert out.shape == shape and out.dtype == np.float32 and not out.any()
+    out[:] = 1.5
+    assert out.sum() == 1.5 * shape[0]
+    if _memory._ADVICE is not None:
+        assert out.ctypes.data % _memory.HUGE_PAGE == 0
+    filled = _memory.full((3, _memory.MIN_BYTES // 8), -1, np.int64)
+    assert filled.shape == (3, _memory.MIN_BYTES // 8) and (filled == -1).all()
+    small = _memory.empty((4, 4), np.float64)
+    assert isinstance(small, np.ndarray) and small.shape == (4, 4) and small.flags.owndata
+
+
+def test_huge_pages_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv("GRAPHKERN_HUGE_PAGES", "0")
+    assert _memory.zeros((_memory.MIN_BYTES,), np.uint8).flags.owndata
+
+
+def test_spmm_outputs_from_huge_pages_feed_the_next_call():
+    g = gk.graph.kronecker(12)
+    x = np.random.default_rng(0).random((g.num_src, 512), dtype=np.float32)  # 8 MB: a mapped output
+    h = gk.ops.copy_u_sum(g, x)
+    h2 = gk.ops.copy_u_sum(g, h)
+    A = g.reverse().to_scipy("csr").astype(np.float64)
+    np.testing.assert_allclose(h2, A @ (A @ x.astype(np.float64)), rtol=1e-4)

@@ -54,6 +54,36 @@ def test_graph_cases_undirected(case, algorithm):
         assert r.depth == 100_000 - 1 - _source(g)
 
 
+def _reference_hubs(g):
+    """The in-neighbour of highest out-degree of each vertex, first in CSC order among equals; -1 if none."""
+    indptr, indices, _ = g.csc()
+    out_degree = g.out_degrees()
+    hubs = np.full(g.num_dst, -1)
+    for v in range(g.num_dst):
+        row = indices[indptr[v]:indptr[v + 1]]
+        if row.size:
+            hubs[v] = row[np.argmax(out_degree[row])]
+    return hubs
+
+
+@pytest.mark.parametrize("case", ["self_loops", "multi_edges", "hub", "unsorted_random", "kronecker_10", "bipartite"])
+@pytest.mark.parametrize("directed", [True, False])
+def test_repeated_searches_use_the_hub_index(case, directed, idtype):
+    src, dst, n = CASES[case]()
+    if not directed:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    n = max(n) if isinstance(n, tuple) else n
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
+    sources = [_source(g), int(np.argmax(g.out_degrees())), n - 1]
+    for i, source in enumerate(sources):
+        _check(g, source, "bottom_up", directed=directed)
+        if i == 0:
+            assert "bfs_hubs" not in g._cache  # a graph searched once does not pay for the index
+        _check(g, source, "direction_optimizing", directed=directed)
+    np.testing.assert_array_equal(g._cache["bfs_hubs"], _reference_hubs(g))
+    assert g._cache["bfs_hubs"].dtype == g.idtype
+
+
 def test_isolated_source_and_empty_graph():
     g = gk.Graph.from_coo([0, 1], [1, 0], num_nodes=4)
     for algorithm in ALGORITHMS:

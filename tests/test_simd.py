@@ -9,18 +9,25 @@ import numpy as np
 import pytest
 from graphkern.kernels.cpu._simd import (
     lanes,
+    vand,
+    vbits,
     vfull,
+    vgather,
     vgt,
     vint,
     vload,
+    vload_at,
     vlt,
     vmask,
     vmax,
     vmin,
     vselect,
+    vshl,
+    vshr,
     vsplat,
     vstore,
     vsum,
+    vzero_lanes,
     vzeros,
 )
 from numba import njit
@@ -145,3 +152,46 @@ def test_spmm_outputs_from_huge_pages_feed_the_next_call():
     h2 = gk.ops.copy_u_sum(g, h)
     A = g.reverse().to_scipy("csr").astype(np.float64)
     np.testing.assert_allclose(h2, A @ (A @ x.astype(np.float64)), rtol=1e-4)
+
+
+@njit
+def _bit_scan(ids, words, n):
+    m = vmask(n, 16)
+    v = vload_at(ids, 0, m)
+    got = vgather(words, vshr(v, vint(ids, 5, 16)), m)
+    bit = vshl(vint(ids, 1, 16), vand(v, vint(ids, 31, 16)))
+    return vbits(vzero_lanes(vand(got, bit), m)), vbits(m)
+
+
+@pytest.mark.parametrize("n", [0, 3, 16])
+def test_gathered_bit_tests_find_the_clear_bits(n):
+    rng = np.random.default_rng(n)
+    ids = rng.integers(0, 640, 16).astype(np.int32)
+    words = rng.integers(0, 2**31, 20).astype(np.int32)
+    clear, on = _bit_scan(ids, words, n)
+    want = sum(1 << i for i in range(min(n, 16)) if not (words[ids[i] >> 5] >> (ids[i] & 31)) & 1)
+    assert clear == want and on == (1 << min(n, 16)) - 1
+
+
+def test_gathers_are_bounds_checked_under_numba_boundscheck(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np
+        from numba import njit
+        from graphkern.kernels.cpu._simd import vbits, vgather, vload_at, vmask, vzero_lanes
+        @njit
+        def scan(ids, words, start, n):
+            m = vmask(n, 16)
+            return vbits(vzero_lanes(vgather(words, vload_at(ids, start, m), m), m))
+        ids = np.arange(20, dtype=np.int32); words = np.zeros(20, np.int32)
+        scan(ids, words, 4, 16); scan(ids, words, 19, 1)
+        for start, n in ((5, 16), (0, 17)):        # past the ids; a gathered index past the words
+            try:
+                scan(ids, words if n == 16 else words[:10], start, n)
+            except IndexError:
+                continue
+            raise SystemExit("no IndexError")
+        print("checked")
+    """)
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "checked" in done.stdout, done.stderr

@@ -357,3 +357,127 @@ def vsum(typingctx, vec):
         return builder.extract_element(v, ir.Constant(i32, 0))
 
     return vec.dtype(vec), codegen
+
+
+# ---- integer lanes: 1-D loads, gathers and bit tests (the BFS frontier scan) ----
+
+
+@intrinsic
+def vload_at(typingctx, arr, start, mask):
+    """``arr[start:start+W]`` of a 1-D array on the mask's lanes, 0 elsewhere (no memory read there)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(mask, Vec)):
+        return None
+    vt = Vec(arr.dtype, mask.width)
+
+    def codegen(context, builder, signature, args):
+        aty = signature.args[0]
+        ary = context.make_array(aty)(context, builder, args[0])
+        first = _index(context, builder, args[1], signature.args[1])
+        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [first], wraparound=False, boundscheck=False)
+        if context.enable_boundscheck:
+            _check_lanes(context, builder, ary, first, args[2])
+        vty = context.get_value_type(vt)
+        fn = _masked_intrinsic(builder, f"llvm.masked.load.{_vector_suffix(vty)}.p0", vty,
+                               [ptr.type, ir.IntType(32), args[2].type, vty])
+        return builder.call(fn, [ptr, ir.Constant(ir.IntType(32), aty.dtype.bitwidth // 8), args[2],
+                                 ir.Constant(vty, None)])
+
+    return vt(arr, start, mask), codegen
+
+
+def _check_lanes(context, builder, ary, first, mask):
+    """Under NUMBA_BOUNDSCHECK: the first and last element on the mask of a 1-D span are in range."""
+    (size,) = cgutils.unpack_tuple(builder, ary.shape, 1)
+    width = mask.type.count
+    i64 = ir.IntType(64)
+    on = builder.zext(builder.bitcast(mask, ir.IntType(width)), i64)
+    count = builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]), "llvm.ctpop.i64"),
+                         [on])
+    with builder.if_then(builder.icmp_signed(">", count, ir.Constant(i64, 0))):
+        cgutils.do_boundscheck(context, builder, first, size, 0)
+        cgutils.do_boundscheck(context, builder, builder.add(first, builder.sub(count, ir.Constant(i64, 1))), size, 0)
+
+
+@intrinsic
+def vgather(typingctx, arr, index, mask):
+    """``arr[index[i]]`` for each lane ``i`` on the mask, 0 elsewhere (a hardware gather where there is one;
+    off-mask lanes read no memory). The caller keeps the indices on the mask in range."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(index, Vec)
+            and isinstance(index.dtype, types.Integer) and isinstance(mask, Vec) and mask.width == index.width):
+        return None
+    vt = Vec(arr.dtype, index.width)
+
+    def codegen(context, builder, signature, args):
+        aty = signature.args[0]
+        ary = context.make_array(aty)(context, builder, args[0])
+        W = index.width
+        elt = context.get_value_type(arr.dtype)
+        base = builder.bitcast(ary.data, elt.as_pointer())
+        idx64 = builder.sext(args[1], ir.VectorType(ir.IntType(64), W)) if index.dtype.bitwidth < 64 else args[1]
+        if context.enable_boundscheck:
+            (size,) = cgutils.unpack_tuple(builder, ary.shape, 1)
+            for lane in range(W):
+                on = builder.extract_element(args[2], ir.Constant(ir.IntType(32), lane))
+                with builder.if_then(on):
+                    cgutils.do_boundscheck(context, builder, builder.extract_element(
+                        idx64, ir.Constant(ir.IntType(32), lane)), size, 0)
+        # lane addresses as integers (llvmlite's gep takes no vector index), then a vector of pointers
+        i64 = ir.IntType(64)
+        size = ir.Constant(ir.VectorType(i64, W), [arr.dtype.bitwidth // 8] * W)
+        addr = builder.add(_broadcast(builder, builder.ptrtoint(base, i64), W), builder.mul(idx64, size))
+        ptrs = builder.inttoptr(addr, ir.VectorType(base.type, W))
+        vty = ir.VectorType(elt, W)
+        fn = _masked_intrinsic(builder, f"llvm.masked.gather.{_vector_suffix(vty)}.v{W}p0", vty,
+                               [ptrs.type, ir.IntType(32), args[2].type, vty])
+        return builder.call(fn, [ptrs, ir.Constant(ir.IntType(32), arr.dtype.bitwidth // 8), args[2],
+                                 ir.Constant(vty, None)])
+
+    return vt(arr, index, mask), codegen
+
+
+def _int_binop(name):
+    @intrinsic
+    def impl(typingctx, a, b):
+        if not (_same_vectors(a, b) and isinstance(a.dtype, types.Integer)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            return getattr(builder, name)(args[0], args[1])
+
+        return a(a, b), codegen
+
+    return impl
+
+
+vand = _int_binop("and_")
+vand.__doc__ = "Lane-wise bitwise and of two integer vectors."
+vshl = _int_binop("shl")
+vshl.__doc__ = "Lane-wise ``a << b`` of two integer vectors (each lane by its own count)."
+vshr = _int_binop("lshr")
+vshr.__doc__ = "Lane-wise logical ``a >> b`` of two integer vectors (each lane by its own count)."
+
+
+@intrinsic
+def vzero_lanes(typingctx, vec, mask):
+    """The lanes on ``mask`` where the integer ``vec`` is 0."""
+    if not (isinstance(vec, Vec) and isinstance(vec.dtype, types.Integer) and isinstance(mask, Vec)
+            and mask.width == vec.width):
+        return None
+
+    def codegen(context, builder, signature, args):
+        zero = ir.Constant(args[0].type, None)
+        return builder.and_(builder.icmp_unsigned("==", args[0], zero), args[1])
+
+    return mask(vec, mask), codegen
+
+
+@intrinsic
+def vbits(typingctx, mask):
+    """The mask as an integer: bit ``i`` set for lane ``i`` on (iterate the rare set lanes with it)."""
+    if not (isinstance(mask, Vec) and isinstance(mask.dtype, types.Boolean)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.zext(builder.bitcast(args[0], ir.IntType(mask.width)), ir.IntType(64))
+
+    return types.int64(mask), codegen

@@ -98,6 +98,14 @@ def test_lanes_per_vector():
     assert lanes(np.float32) == 16 and lanes(np.float64) == 8
 
 
+def _run_bounds_checked(script, cache_dir):
+    """Run ``script`` in a subprocess under NUMBA_BOUNDSCHECK=1; it prints "checked" when every call it
+    expects to fail raised IndexError."""
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(cache_dir))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "checked" in done.stdout, done.stderr
+
+
 def test_vector_loads_are_bounds_checked_under_numba_boundscheck(tmp_path):
     script = textwrap.dedent("""
         import numpy as np
@@ -121,9 +129,7 @@ def test_vector_loads_are_bounds_checked_under_numba_boundscheck(tmp_path):
             raise SystemExit("no IndexError")
         print("checked")
     """)
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and "checked" in done.stdout, done.stderr
+    _run_bounds_checked(script, tmp_path)
 
 
 def test_large_outputs_are_zeroed_huge_page_aligned_and_writable():
@@ -192,6 +198,4 @@ def test_gathers_are_bounds_checked_under_numba_boundscheck(tmp_path):
             raise SystemExit("no IndexError")
         print("checked")
     """)
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0 and "checked" in done.stdout, done.stderr
+    _run_bounds_checked(script, tmp_path)

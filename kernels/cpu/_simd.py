@@ -237,10 +237,11 @@ def _same_vectors(a, b):
     return isinstance(a, Vec) and a == b
 
 
-def _float_binop(name):
+def _binop(name, kind=types.Float):
+    """A lane-wise intrinsic: the IR builder's ``name`` on two vectors of one type whose lanes are ``kind``."""
     @intrinsic
     def impl(typingctx, a, b):
-        if not (_same_vectors(a, b) and isinstance(a.dtype, types.Float)):
+        if not (_same_vectors(a, b) and isinstance(a.dtype, kind)):
             return None
 
         def codegen(context, builder, signature, args):
@@ -251,10 +252,10 @@ def _float_binop(name):
     return impl
 
 
-_vadd = _float_binop("fadd")
-_vsub = _float_binop("fsub")
-_vmul = _float_binop("fmul")
-_vdiv = _float_binop("fdiv")
+_vadd = _binop("fadd")
+_vsub = _binop("fsub")
+_vmul = _binop("fmul")
+_vdiv = _binop("fdiv")
 
 
 def _register_operator(op, fn):
@@ -435,25 +436,11 @@ def vgather(typingctx, arr, index, mask):
     return vt(arr, index, mask), codegen
 
 
-def _int_binop(name):
-    @intrinsic
-    def impl(typingctx, a, b):
-        if not (_same_vectors(a, b) and isinstance(a.dtype, types.Integer)):
-            return None
-
-        def codegen(context, builder, signature, args):
-            return getattr(builder, name)(args[0], args[1])
-
-        return a(a, b), codegen
-
-    return impl
-
-
-vand = _int_binop("and_")
+vand = _binop("and_", types.Integer)
 vand.__doc__ = "Lane-wise bitwise and of two integer vectors."
-vshl = _int_binop("shl")
+vshl = _binop("shl", types.Integer)
 vshl.__doc__ = "Lane-wise ``a << b`` of two integer vectors (each lane by its own count)."
-vshr = _int_binop("lshr")
+vshr = _binop("lshr", types.Integer)
 vshr.__doc__ = "Lane-wise logical ``a >> b`` of two integer vectors (each lane by its own count)."
 
 

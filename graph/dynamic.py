@@ -33,10 +33,6 @@ TOMBSTONE_FRACTION = 0.25
 _LEAF_UPPER, _ROOT_UPPER = 0.92, 0.84
 
 
-# batches of at least this many edges per node, and at least _COUNT_SORT_MIN edges, sort their keys by two
-# count sorts (see _sorted_unique_keys)
-_COUNT_SORT_FROM = 0.5
-_COUNT_SORT_MIN = 1 << 18
 # working memory of a batch per edge: keys, ids, leaves, slots and masks of 8 bytes, with sort buffers
 BATCH_BYTES_PER_EDGE = 96
 
@@ -202,17 +198,10 @@ class DynamicGraph:
         return {"inserted": int(inserted), "deleted": int(deleted)}
 
     def _sorted_unique_keys(self, src, dst) -> np.ndarray:
-        """The batch's distinct ``src << 32 | dst`` keys in order. Large batches (a bulk load) take two
-        stable parallel count sorts, by destination and then by source; small ones NumPy's sort, which
-        does not pay the count sorts' O(num_nodes) histograms. (np.unique hashes first: 8 s for 7.6M
-        keys here.)"""
-        if src.size >= max(_COUNT_SORT_MIN, _COUNT_SORT_FROM * self._n):
-            _, by_dst = _sort.count_sort(dst, self._n)
-            _, by_src = _sort.count_sort(src[by_dst], self._n)
-            order = by_dst[by_src]
-            keys = (src[order] << np.int64(32)) | dst[order]
-        else:
-            keys = np.sort((src << np.int64(32)) | dst)
+        """The batch's distinct ``src << 32 | dst`` keys in order. NumPy's sort of 64-bit keys is a SIMD
+        sort: 10.6 ms for 10^6 keys and 165 ms for 10^7 here, where two stable parallel count sorts by
+        destination and source took 90 and 1,370-1,750 ms (their histograms have a counter per node)."""
+        keys = np.sort((src << np.int64(32)) | dst)
         if keys.size > 1:
             keep = np.empty(keys.size, np.bool_)
             keep[0] = True

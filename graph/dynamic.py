@@ -254,55 +254,50 @@ class DynamicGraph:
         leaf_of = np.empty(keys.size, dtype=np.int64)
         slot_of = np.empty(keys.size, dtype=np.int64)
         _pma.classify_inserts(self._keys, self._leaf, self._row_off, keys, leaf_of, slot_of)
-        present = slot_of >= 0
-        revive = present.copy()
-        revive[present] = self._eids[slot_of[present]] == _pma.TOMB
-        new = ~present
-        count = int(revive.sum()) + int(new.sum())
+        count, revived = _pma.count_effective_inserts(self._eids, slot_of)
         if count == 0:
             return 0
-        # ids go to the effective keys in key order (freed ids first, the last freed first)
-        effective_mask = revive | new
-        ids = np.empty(keys.size, dtype=np.int64)
-        ids[effective_mask] = self._take_ids(count)
-        # tombstones come back to life with a fresh id (a new edge), in place
-        self._eids[slot_of[revive]] = ids[revive]
-        self._tombs -= int(revive.sum())
-        pending = keys[new]
-        pending_ids = ids[new]
-        effective = keys[effective_mask]
+        # ids go to the effective keys in key order (freed ids first, the last freed first); tombstones
+        # come back to life with a fresh id (a new edge), in place
+        ids = self._take_ids(count)
+        effective = np.empty(count, dtype=np.int64)
+        pending = np.empty(count - revived, dtype=np.int64)
+        pending_ids = np.empty(count - revived, dtype=np.int64)
+        pending_leaves = np.empty(count - revived, dtype=np.int64)
+        _pma.split_inserts(self._eids, slot_of, leaf_of, keys, ids, effective, pending, pending_ids, pending_leaves)
+        self._tombs -= revived
         self._record(inserted=effective)
         _pma.add_degrees(effective, self._out_deg, self._in_deg, 1)
         self._live += count
         if pending.size:
-            self._place(pending, pending_ids, leaf_of[new])
+            self._place(pending, pending_ids, pending_leaves)
         return count
 
-    def _place(self, keys, ids, leaves):
-        """Insert the sorted new ``keys`` level by level (GPMA+'s bottom-up rebalance)."""
+    def _place(self, keys, ids, windows):
+        """Insert the sorted new ``keys`` level by level (GPMA+'s bottom-up rebalance); ``windows`` starts
+        as each key's leaf (all three arrays are the caller's scratch, compacted in place)."""
         level = 0
-        windows = leaves.copy()
+        size = keys.size
+        starts = np.empty(size + 1, dtype=np.int64)
+        done = np.empty(size, dtype=np.bool_)
         # occupied slots: walls, live edges and tombstones; past the root's bound no window can take the
         # batch, so go straight to the rebuild instead of climbing every level first (a bulk load)
         if self._n + self._live + self._tombs > int(self._upper[self._height]):
             level = self._height + 1
-        while keys.size:
+        while size:
             if level > self._height:  # the root would overflow: rebuild with room for everything
                 live_k, live_e = self._live_elements()
-                out_k = np.empty(live_k.size + keys.size, dtype=np.int64)
-                out_e = np.empty(live_k.size + keys.size, dtype=np.int64)
-                _pma.merge_sorted(live_k, live_e, live_k.size, keys, ids, out_k, out_e)
+                out_k = np.empty(live_k.size + size, dtype=np.int64)
+                out_e = np.empty(live_k.size + size, dtype=np.int64)
+                _pma.merge_sorted(live_k, live_e, live_k.size, keys[:size], ids[:size], out_k, out_e)
                 self._rebuild(out_k, out_e)
                 return
-            cuts = np.flatnonzero(np.diff(windows)) + 1
-            starts = np.r_[0, cuts].astype(np.int64)
-            ends = np.r_[cuts, windows.size].astype(np.int64)
-            group_windows = windows[starts]
-            done = np.zeros(starts.size, dtype=np.bool_)
-            _pma.rebalance_level(self._keys, self._eids, self._leaf, level, int(self._upper[level]), group_windows,
-                                 keys, ids, starts, ends, self._row_off, done)
-            keep = np.repeat(~done, ends - starts)
-            keys, ids, windows = keys[keep], ids[keep], windows[keep] >> 1
+            groups = _pma.window_groups(windows, size, starts)
+            done[:groups] = False
+            _pma.rebalance_level(self._keys, self._eids, self._leaf, level, int(self._upper[level]),
+                                 windows[starts[:groups]], keys, ids, starts[:groups], starts[1:groups + 1],
+                                 self._row_off, done[:groups])
+            size = _pma.keep_pending(keys, ids, windows, starts, groups, done)
             level += 1
 
     def _live_elements(self):

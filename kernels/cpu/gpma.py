@@ -163,6 +163,74 @@ def classify_inserts(keys, leaf_size, row_off, ins_keys, leaf_of, slot_of):
 
 
 @njit(cache=True)
+def count_effective_inserts(eids, slot_of):
+    """``(effective, revived)`` of a classified batch: keys that are absent (new) or tombstones (revived);
+    a key that is live already is a no-op."""
+    effective = 0
+    revived = 0
+    for i in range(slot_of.size):
+        s = slot_of[i]
+        if s < 0:
+            effective += 1
+        elif eids[s] == TOMB:
+            effective += 1
+            revived += 1
+    return effective, revived
+
+
+@njit(cache=True)
+def split_inserts(eids, slot_of, leaf_of, keys, ids, effective_keys, pending_keys, pending_ids, pending_leaves):
+    """Give the effective keys their ids (``ids``, in key order), revive tombstones in place, and collect
+    the new keys with their ids and leaves for :func:`rebalance_level`; returns how many are new. One
+    pass in place of half a dozen NumPy masks (10^6 keys: ~2 ms instead of ~13)."""
+    e = 0
+    new = 0
+    for i in range(slot_of.size):
+        s = slot_of[i]
+        if s >= 0 and eids[s] != TOMB:
+            continue
+        effective_keys[e] = keys[i]
+        if s >= 0:
+            eids[s] = ids[e]
+        else:
+            pending_keys[new] = keys[i]
+            pending_ids[new] = ids[e]
+            pending_leaves[new] = leaf_of[i]
+            new += 1
+        e += 1
+    return new
+
+
+@njit(cache=True)
+def window_groups(windows, size, starts):
+    """Where each run of equal ``windows[:size]`` (sorted) starts; returns the number of runs (``starts``
+    then holds them, followed by ``size``)."""
+    groups = 0
+    for i in range(size):
+        if i == 0 or windows[i] != windows[i - 1]:
+            starts[groups] = i
+            groups += 1
+    starts[groups] = size
+    return groups
+
+
+@njit(cache=True)
+def keep_pending(keys, ids, windows, starts, groups, done):
+    """Drop the groups placed at this level and move the rest up one level (their window halves), in
+    place and in order; returns how many keys are still pending."""
+    kept = 0
+    for g in range(groups):
+        if done[g]:
+            continue
+        for i in range(starts[g], starts[g + 1]):
+            keys[kept] = keys[i]
+            ids[kept] = ids[i]
+            windows[kept] = windows[i] >> 1
+            kept += 1
+    return kept
+
+
+@njit(cache=True)
 def window_count(keys, start, width, leaf_size):
     """Occupied slots of a window (leaves are packed, so each leaf's count ends at its first gap)."""
     total = 0

@@ -39,12 +39,13 @@ def _graph_of(g, format=None):
     """A Graph, or for a DynamicGraph what the kernel runs on: its snapshot (the cached one while it is
     current, else built and cached), or with ``format="packed"`` its packed arrays directly.
 
-    Measured on a uniform graph of 1M edges (2^17 nodes), 2 threads, F = 16, in two runs: building the
-    snapshot (CSR, plus the CSC for SpMM) and running the kernel there took 12.7-18.8 ms for copy_u_sum
-    and 13.2-15.2 ms for u_dot_v, against 15.6-34.7 and 10.9-36.4 ms over the packed arrays (gaps, walls
-    and, for SpMM, per-thread partial outputs); at 10M edges (2^20 nodes) 336 against 457 ms and 199
-    against 408 ms. The packed walk never won clearly and a snapshot serves every later call on the same
-    edges (4 and 7 ms here), so SpMM and SDDMM build the snapshot; BFS runs on the packed arrays (see
+    Measured on a uniform graph of 1M edges (2^17 nodes), 2 threads, F = 16 (``tools/dynamic_bench.py
+    --figures packed``, 2026-12-02, the vector kernels): building the snapshot (CSR, plus the CSC for
+    SpMM) and running the kernel there took 11.7 ms for copy_u_sum and 11.8 ms for u_dot_v, against 12.1
+    and 8.6 ms over the packed arrays (gaps, walls and, for SpMM, per-thread partial outputs); at 10M
+    edges (2^20 nodes) 181 against 226 ms and 145 against 132 ms. A current snapshot then serves every
+    later call on the same edges (3.7 and 8.9 ms; 52 and 104 ms), and a GNN layer calls several kernels
+    per batch of changes, so SpMM and SDDMM build the snapshot; BFS runs on the packed arrays (see
     graphkern.traversal)."""
     from .graph import DynamicGraph, Graph
 

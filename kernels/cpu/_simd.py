@@ -32,7 +32,7 @@ import operator
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.core.datamodel import PrimitiveModel
 from numba.extending import intrinsic, overload, register_model
@@ -111,7 +111,7 @@ def vzeros(typingctx, arr, width):
 
 @intrinsic
 def vfull(typingctx, arr, value, width):
-    """``value`` (cast to ``arr``'s dtype) in every lane."""
+    """``value`` (cast to ``arr``'s dtype, float or integer) in every lane."""
     W = _literal_width(width)
     if W is None or not isinstance(arr, types.Array):
         return None
@@ -305,38 +305,20 @@ def vselect(typingctx, mask, a, b):
     return a(mask, a, b), codegen
 
 
-def _extreme(pred):
-    @intrinsic
-    def impl(typingctx, acc, val):
-        if not (_same_vectors(acc, val) and isinstance(acc.dtype, types.Float)):
-            return None
-
-        def codegen(context, builder, signature, args):
-            return builder.select(builder.fcmp_ordered(pred, args[1], args[0]), args[1], args[0])
-
-        return acc(acc, val), codegen
-
-    return impl
+@njit(inline="always")
+def vmax(acc, val):
+    """Lane-wise ``val if val > acc else acc``: NaN in ``val`` never wins, ties keep ``acc``."""
+    return vselect(vgt(val, acc), val, acc)
 
 
-vmax = _extreme(">")
-vmax.__doc__ = "Lane-wise ``val if val > acc else acc``: NaN in ``val`` never wins, ties keep ``acc``."
-vmin = _extreme("<")
-vmin.__doc__ = "Lane-wise ``val if val < acc else acc``: NaN in ``val`` never wins, ties keep ``acc``."
+@njit(inline="always")
+def vmin(acc, val):
+    """Lane-wise ``val if val < acc else acc``: NaN in ``val`` never wins, ties keep ``acc``."""
+    return vselect(vlt(val, acc), val, acc)
 
 
-@intrinsic
-def vint(typingctx, arr, value, width):
-    """``value`` (cast to ``arr``'s integer dtype) in every lane: an arg-output vector."""
-    W = _literal_width(width)
-    if W is None or not (isinstance(arr, types.Array) and isinstance(arr.dtype, types.Integer)):
-        return None
-    vt = Vec(arr.dtype, W)
-
-    def codegen(context, builder, signature, args):
-        return _broadcast(builder, context.cast(builder, args[1], signature.args[1], arr.dtype), W)
-
-    return vt(arr, value, width), codegen
+# An integer vector (arg outputs, ids, shift counts) is the same splat as a float one: ``vint`` names it.
+vint = vfull
 
 
 @intrinsic

@@ -46,24 +46,18 @@ def _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, u, v, e, L, R, lt, rt, A, B, l
     if not GENERAL:
         _edge_vector(OP, DOT, USE_L, USE_R, LB, RB, li, ri, e, L, R, A, B, la, ra, RS, out)
         return
-    for a in range(A):
-        for b in range(B):
-            k = a * B + b
-            if GENERAL:
-                lo = loff[k]
-                ro = roff[k]
-            else:
-                lo = a * la + b * LB
-                ro = a * ra + b * RB
-            if DOT:
-                acc = L[li, lo * RS] * R[ri, ro * RS]
-                for t in range(1, RS):
-                    acc += L[li, lo * RS + t] * R[ri, ro * RS + t]
-                out[e, k] = acc
-            else:
-                lval = L[li, lo] if USE_L else L[0, 0]
-                rval = R[ri, ro] if USE_R else R[0, 0]
-                out[e, k] = apply_op(OP, lval, rval)
+    for k in range(A * B):  # offset tables: the general broadcast
+        lo = loff[k]
+        ro = roff[k]
+        if DOT:
+            acc = L[li, lo * RS] * R[ri, ro * RS]
+            for t in range(1, RS):
+                acc += L[li, lo * RS + t] * R[ri, ro * RS + t]
+            out[e, k] = acc
+        else:
+            lval = L[li, lo] if USE_L else L[0, 0]
+            rval = R[ri, ro] if USE_R else R[0, 0]
+            out[e, k] = apply_op(OP, lval, rval)
 
 
 @njit(inline="always")

@@ -230,6 +230,9 @@ class CudaDynamicGraph(DynamicGraph):
             keys, ids, windows = next_keys, next_ids, next_windows
             level += 1
 
+    def _compact(self):
+        self._rebuild(*self._live_elements())
+
     def _live_elements(self):
         from ..kernels.cuda import gpma as K
 

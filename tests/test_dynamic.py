@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from graphkern.graph import dynamic
 from graphkern.kernels.cpu import gpma
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -21,6 +22,9 @@ def check_invariants(dg, model):
         block = occupied[start:start + leaf]
         assert block[0], "an empty leaf"
         assert not np.any(block[np.argmin(block):]) or block.all(), "a gap before an element in a leaf"
+    # the root's density bound (walls, live edges and tombstones all take a slot)
+    assert occupied.sum() <= dg._upper[dg._height]
+    assert occupied.sum() == dg.num_nodes + dg.num_edges + dg._tombs
     # walls where row_off says, rows in between
     n = dg.num_nodes
     for r in range(n):
@@ -74,9 +78,20 @@ def apply_to_model(model, free, next_id, insert, delete):
     return {"inserted": inserted, "deleted": deleted}
 
 
+# a batch goes in place (searches, leaf merges, window rebalances) or, past capacity / MERGE_RATIO keys,
+# through one merge of the whole array; each path must keep every invariant on its own
+PATHS = {"in_place": 0, "merge": 1 << 40}
+
+
+@pytest.fixture(params=sorted(PATHS))
+def batch_path(request, monkeypatch):
+    monkeypatch.setattr(dynamic, "MERGE_RATIO", PATHS[request.param])
+    return request.param
+
+
 @pytest.mark.parametrize("n,batches,size,seed", [(5, 60, 6, 0), (40, 40, 80, 1), (300, 25, 900, 2),
                                                  (1, 10, 3, 3)])
-def test_random_batches_against_the_model(n, batches, size, seed):
+def test_random_batches_against_the_model(n, batches, size, seed, batch_path):
     rng = np.random.default_rng(seed)
     dg = gk.DynamicGraph(n)
     model, free, next_id = {}, [], [0]
@@ -175,3 +190,56 @@ class DynamicGraphMachine(RuleBasedStateMachine):
 
 DynamicGraphMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=15, deadline=None)
 test_dynamic_graph_machine = DynamicGraphMachine.TestCase
+
+
+class MergingDynamicGraphMachine(DynamicGraphMachine):
+    """The same machine with every insertion batch merged with the whole array."""
+
+    def __init__(self):
+        self._ratio = dynamic.MERGE_RATIO
+        dynamic.MERGE_RATIO = PATHS["merge"]
+        super().__init__()
+
+    def teardown(self):
+        dynamic.MERGE_RATIO = self._ratio
+
+
+MergingDynamicGraphMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=15, deadline=None)
+test_merging_dynamic_graph_machine = MergingDynamicGraphMachine.TestCase
+
+
+def test_merge_without_memory_for_a_second_array_goes_in_place(monkeypatch):
+    """A batch big enough for the merge, with too little free memory for its new arrays, is inserted in
+    place instead: the same edges and ids."""
+    rng = np.random.default_rng(11)
+    n = 200
+    base = rng.integers(0, n, (2, 3000))
+    batch = rng.integers(0, n, (2, 150))  # small enough for the root to take in place
+    results = []
+    for free in (None, 0):
+        dg = gk.DynamicGraph(n)
+        dg.apply(insert=(base[0], base[1]))
+        dg.apply(delete=(base[0][:500], base[1][:500]))
+        monkeypatch.setattr(dynamic, "_free_memory", lambda device, free=free: free)
+        monkeypatch.setattr(dynamic, "BATCH_BYTES_PER_EDGE", 0)
+        monkeypatch.setattr(dynamic, "MERGE_RATIO", PATHS["merge"])
+        assert dg.apply(insert=(batch[0], batch[1]))["inserted"] > 0
+        monkeypatch.undo()
+        # the merge drops every tombstone; the in-place path leaves those it did not revive
+        assert (dg._tombs == 0) == (free is None)
+        results.append(dg.edges())
+    for got, want in zip(results[0], results[1]):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_big_batch_keys_sorted_on_two_threads_equal_numpy_unique():
+    """From PARALLEL_SORT_MIN keys on, a batch's halves are sorted on two threads and merged: the keys
+    must be NumPy's sorted distinct keys (repeats across the halves included)."""
+    rng = np.random.default_rng(12)
+    n = 1000
+    size = dynamic.PARALLEL_SORT_MIN + 12345
+    src, dst = rng.integers(0, n, size), rng.integers(0, n, size)
+    dg = gk.DynamicGraph(n)
+    np.testing.assert_array_equal(dg._sorted_unique_keys(src, dst), np.unique(src << 32 | dst))
+    # and the batch goes in through the merge: every distinct edge once
+    assert dg.apply(insert=(src, dst))["inserted"] == np.unique(src << 32 | dst).size

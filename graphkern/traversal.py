@@ -312,6 +312,21 @@ def _hubs(g, in_indptr, in_indices, out_indptr):
     return hubs
 
 
+# a top-down level gathers from the visited map as it found the level when its frontier's out-edges pass
+# this many per vertex that could still be claimed (see _search)
+STALE_GATHER_EDGES_PER_CLAIM = 64
+
+
+def _vertices_with_edges(g, indptr) -> int:
+    """Vertices of non-zero out-degree (cached with the graph): what a search can still claim, at most,
+    is bounded by these less the ones it reached (a heuristic bound: on a directed graph a vertex is
+    reached by its in-edges)."""
+    count = g._cache.get("bfs_vertices_with_edges")
+    if count is None:
+        count = g._cache["bfs_vertices_with_edges"] = int(np.count_nonzero(indptr[1:] != indptr[:-1]))
+    return count
+
+
 def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSResult:
     import numba
 
@@ -326,8 +341,10 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
     if work is None:
         work = g._cache["bfs_work"] = [np.empty(n, dtype=dtype), np.empty(n, dtype=dtype),
                                        np.zeros(n, dtype=np.uint8), np.zeros(n, dtype=np.uint8),
+                                       np.zeros((n + 63) // 64, dtype=np.uint64),
                                        np.zeros((n + 63) // 64, dtype=np.uint64)]
-    queue_buf, spare_buf, front, next_front, visited = work  # frontiers are views into the queue buffers
+    # frontiers are views into the queue buffers; `before` is the visited map as a top-down level found it
+    queue_buf, spare_buf, front, next_front, visited, before = work
     parents = np.empty(n, dtype=dtype)
     levels = np.empty(n, dtype=dtype)
     _bfs.init_search(parents, levels, visited, source)
@@ -341,6 +358,7 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
     spmsv = algorithm == "spmsv"
     best = np.full(n, -1, dtype=dtype) if spmsv else None
     hubs, hubs_looked_up = None, False
+    reached = 1  # vertices with a level so far
 
     while frontier.size:
         bottom_up = algorithm == "bottom_up" or (
@@ -365,6 +383,7 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
                 level += 1
                 t0 = time.perf_counter()
                 awake = pull(in_indptr, in_indices, front, next_front, parents, levels, level)
+                reached += int(awake)
                 front, next_front = next_front, front
                 trace.append((level, "pull" if spmsv else "bottom_up", old, int(awake), time.perf_counter() - t0))
                 if awake == 0:
@@ -391,6 +410,7 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             scout = int(_bfs.top_down_step_slots(indptr, indices, frontier, offsets, parents, levels, level, slots,
                                                  visited))
             found = slots[slots >= 0]
+            reached += found.size
             trace.append((level, "top_down", int(frontier.size), int(found.size), time.perf_counter() - t0))
             frontier = found
             continue
@@ -400,10 +420,19 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             found = _bfs.bitmap_to_queue(next_front, queue_buf, True)
             _bfs.spmsv_commit(found, best, parents, levels, level)
             scout = int(_bfs.sum_degrees(indptr, found)) if found.size else 0
+            reached += found.size
         else:
-            scout = int(_bfs.top_down_step(indptr, indices, frontier, bounds, parents, levels, level, next_front,
-                                           visited, visited.view(indices.dtype)))
-            found = _bfs.bitmap_to_queue(next_front, queue_buf, True)
+            # claims set bits of `visited`; the bits the level set are the next frontier. The gather reads
+            # the map as the level found it when few claims can come of many edges (at most the vertices
+            # with edges not reached yet: the lines claims write then stay out of the other core's
+            # gathers), else the live map (many claims: it filters the repeats). See top_down_step.
+            np.copyto(before, visited)
+            unreached = max(_vertices_with_edges(g, indptr) - reached, 0)
+            words = before if scout > STALE_GATHER_EDGES_PER_CLAIM * unreached else visited
+            _bfs.top_down_step(indptr, indices, frontier, bounds, parents, visited, words.view(indices.dtype))
+            count, scout = _bfs.claimed_vertices(visited, before, indptr, levels, level, queue_buf)
+            found, scout = queue_buf[:count], int(scout)
+            reached += int(count)
         queue_buf, spare_buf = spare_buf, queue_buf
         trace.append((level, "push" if spmsv else "top_down", int(frontier.size), int(found.size),
                       time.perf_counter() - t0))

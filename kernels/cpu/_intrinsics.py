@@ -118,3 +118,18 @@ def atomic_cas(typingctx, arr, index, expected, desired):
         return builder.extract_value(pair, 0)
 
     return sig, codegen
+
+
+@intrinsic
+def popcount(typingctx, value):
+    """The number of set bits of a 64-bit integer (one ``popcnt``)."""
+    if not (isinstance(value, types.Integer) and value.bitwidth == 64):
+        return None
+    sig = types.int64(value)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]), "llvm.ctpop.i64")
+        return builder.call(fn, [args[0]])
+
+    return sig, codegen

@@ -54,6 +54,47 @@ def test_graph_cases_undirected(case, algorithm):
         assert r.depth == 100_000 - 1 - _source(g)
 
 
+@pytest.mark.parametrize("gather", ["live_map", "map_before_the_level"])
+@pytest.mark.parametrize("case", ["hub", "unsorted_random", "kronecker_10", "multi_edges"])
+def test_top_down_claims_with_either_gather_map(case, gather, monkeypatch):
+    """Top-down levels gather from the live visited map or from the map as the level found it (a
+    heuristic picks per level); either way every vertex is claimed exactly once, at its level."""
+    import graphkern.traversal as traversal
+
+    monkeypatch.setattr(traversal, "STALE_GATHER_EDGES_PER_CLAIM", 0 if gather == "map_before_the_level" else 1 << 60)
+    src, dst, n = CASES[case]()
+    for directed in (True, False):
+        if not directed:
+            src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+        g = gk.Graph.from_coo(src, dst, num_nodes=n)
+        _check(g, _source(g), "top_down", directed=directed)
+
+
+def test_claimed_vertices_against_numpy():
+    """The next frontier read off a level's new visited bits: ascending, levels written, the degree sum."""
+    from graphkern.kernels.cpu import bfs as kernels
+
+    rng = np.random.default_rng(5)
+    n = 64 * 5000 + 37  # more words than one chunk, and a partial last word
+    indptr = np.concatenate([[0], np.cumsum(rng.integers(0, 5, n))]).astype(np.int64)
+    before_set = rng.random(n) < 0.3
+    after_set = before_set | (rng.random(n) < 0.2)
+    words = (n + 63) // 64
+
+    def pack(flags):
+        padded = np.zeros(words * 64, dtype=bool)
+        padded[:n] = flags
+        return np.packbits(padded.reshape(words, 64)[:, ::-1], axis=1).view(">u8").astype(np.uint64).ravel()
+
+    levels = np.full(n, -1, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    count, scout = kernels.claimed_vertices(pack(after_set), pack(before_set), indptr, levels, 7, out)
+    want = np.flatnonzero(after_set & ~before_set)
+    np.testing.assert_array_equal(out[:count], want)
+    np.testing.assert_array_equal(np.flatnonzero(levels == 7), want)
+    assert scout == int(np.diff(indptr)[want].sum())
+
+
 def _reference_hubs(g):
     """The in-neighbour of highest out-degree of each vertex, first in CSC order among equals; -1 if none."""
     indptr, indices, _ = g.csc()

@@ -146,6 +146,38 @@ def test_large_outputs_are_zeroed_huge_page_aligned_and_writable():
     assert isinstance(small, np.ndarray) and small.shape == (4, 4) and small.flags.owndata
 
 
+def test_freed_outputs_are_reused_and_zeroed_again(monkeypatch):
+    if _memory._ADVICE is None or not _memory._enabled():
+        pytest.skip("no huge-page maps on this platform")
+    monkeypatch.setattr(_memory, "_pool", {})
+    shape = (_memory.MIN_BYTES // 4 + 5,)
+    out = _memory.zeros(shape, np.float32)
+    view = out[::2]
+    address = out.ctypes.data
+    out[:] = 7
+    del out
+    assert _memory._pool == {}  # a view still holds the map
+    del view
+    assert sum(len(maps) for maps in _memory._pool.values()) == 1
+    again = _memory.zeros(shape, np.float32)
+    assert again.ctypes.data == address and not again.any()  # the same memory, zero-filled again
+    assert _memory._pool[next(iter(_memory._pool))] == []
+    again[:] = 3
+    del again
+    kept = _memory.empty(shape, np.float32)  # empty() reuses without a fill
+    assert kept.ctypes.data == address and kept.flags.writeable
+
+
+def test_the_pool_holds_a_bounded_number_of_maps(monkeypatch):
+    if _memory._ADVICE is None or not _memory._enabled():
+        pytest.skip("no huge-page maps on this platform")
+    monkeypatch.setattr(_memory, "_pool", {})
+    monkeypatch.setattr(_memory, "POOL_MAPS", 2)
+    arrays = [_memory.zeros((_memory.MIN_BYTES,), np.uint8) for _ in range(4)]
+    del arrays
+    assert sum(len(maps) for maps in _memory._pool.values()) == 2
+
+
 def test_huge_pages_can_be_switched_off(monkeypatch):
     monkeypatch.setenv("GRAPHKERN_HUGE_PAGES", "0")
     assert _memory.zeros((_memory.MIN_BYTES,), np.uint8).flags.owndata

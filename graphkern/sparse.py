@@ -143,17 +143,62 @@ def _parts(g, fmt: str, indptr: np.ndarray) -> np.ndarray:
     return parts
 
 
-def _tiles(g):
+def _cache_bytes() -> int:
+    """Bytes of this machine's per-core L2 cache (1 MB when the system does not say)."""
+    global _L2_BYTES
+    if _L2_BYTES is None:
+        _L2_BYTES = 1 << 20
+        try:
+            with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as fh:
+                text = fh.read().strip().upper()
+            scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+            _L2_BYTES = int(text.rstrip("KM")) * scale
+        except (OSError, ValueError):
+            pass
+    return _L2_BYTES
+
+
+_L2_BYTES = None
+
+
+def _rows_per_block(out_row_bytes: int) -> int:
+    """Destination rows of one block: a power of two, at most half the L2 cache of output rows (each a
+    whole number of cache lines)."""
+    line = 64
+    row = max(line, -(-int(out_row_bytes) // line) * line)
+    return 1 << _spmm_cpu.block_shift(max(8, (_cache_bytes() // 2) // row))
+
+
+def _blocks(g, base: str, rows_per_block: int):
+    """The destination blocks of ``g`` (:func:`kernels.cpu.spmm.destination_blocks`) from the ``base``
+    format, with their parallel groups, cached on the graph."""
     import numba
 
-    key = ("dst_tiles", numba.get_num_threads())
-    tiles = g._cache.get(key)
-    if tiles is None:
-        indptr, indices, eids = g._raw("csr")
-        tiles = _spmm_cpu.destination_tiles(indptr, indices, None if g.eids_are_identity("csr") else eids,
-                                            g.num_dst, max(1, numba.get_num_threads()))
-        g._cache[key] = tiles
-    return tiles
+    threads = numba.get_num_threads()
+    key = ("dst_blocks", base, rows_per_block, threads)
+    blocks = g._cache.get(key)
+    if blocks is None:
+        indptr, indices, eids = g._raw(base)
+        bounds, block_ptr, src, dst, eid = _spmm_cpu.destination_blocks(
+            indptr, indices, None if g.eids_are_identity(base) else eids, g.num_src, g.num_dst, rows_per_block,
+            by_destination=base == "csc")
+        groups = _spmm_cpu.nnz_balanced_parts(block_ptr, max(1, threads * _PARTS_PER_THREAD))
+        blocks = (bounds, block_ptr, groups, src, dst, eid)
+        for stale in [k for k in g._cache if k[:2] == ("dst_blocks", base)]:
+            del g._cache[stale]  # one block size per graph: the arrays are as large as the CSC
+        g._cache[key] = blocks
+    return blocks
+
+
+def _csc_rows_in_order(g) -> bool:
+    """Whether each CSC row lists its sources in ascending order (then the blocked path equals the CSC
+    kernels bit for bit); cached."""
+    flag = g._cache.get("csc_rows_in_order")
+    if flag is None:
+        indptr, indices, _ = g._raw("csc")
+        flag = bool(_spmm_cpu.rows_in_order(indptr, indices))
+        g._cache["csc_rows_in_order"] = flag
+    return flag
 
 
 def _edge_word(g) -> str:
@@ -188,44 +233,48 @@ def _check_spmm(g, op, reduce, ufeat, efeat, on_device=False):
     return x, w, bcast
 
 
-# The destination-tiled CSR path reads every edge once per tile; it pays off while tiles = threads is small.
-_TILED_MAX_THREADS = 8
-_TILED_MIN_EDGES = 1 << 16
-# Edge rows up to one cache line: past it the CSC's gathered rows use whole lines and the CSC wins.
-_TILED_MAX_EDGE_ROW_BYTES = 64
+# Below this many edges the CSC's gathers stay in the caches and the blocks would not pay their build.
+_BLOCKED_MIN_EDGES = 1 << 16
 
 
-def _use_tiled_csr(g, op, reduce, edge_row_bytes=None):
-    """Whether a sum runs on the destination-tiled CSR instead of the CSC (the cost model's measured rule).
+def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
+    """Why the blocked path runs instead of the CSC kernel, or None (the cost model's measured rule).
 
-    Measured on the scale-18 Kronecker graph (edge ids follow the CSR, so the CSC reaches edge rows
-    through a permutation), 2 threads, float32, medians of 7 alternating in one process, after the CSC
-    kernel got explicit vectors: copy_e_sum 68 ms tiled vs 89 ms CSC at F = 16, but 210 vs 158 ms at
-    F = 64; u_mul_e_sum with w (E, 1) 51 vs 37 ms at F = 16 and 104 vs 91 ms at F = 64 (the CSC gathers
-    one scalar an edge, the tiled CSR adds into output rows at random); copy_u_sum 27-34 vs 18-25 ms.
-    So the tiled CSR runs only ``copy_rhs`` (edge features alone), with narrow edge rows that the CSC
-    would gather at random. Building the tiles costs one count sort (cached on the graph); each tile is
-    re-read by one thread only, hence the thread cap.
+    The blocked path (``spmm_blocked_*``) walks each destination block's edges in source order, adding
+    into output rows held in the L2 cache. Measured on the scale-18 Kronecker graph, 2 threads, float32,
+    against the CSC vector kernel in one process: copy_u_sum F = 16 11.1 vs 18.2 ms, u_mul_e_sum with w
+    (E, 1) (edge ids in source order, so w streams) ... ; at F = 64 (four vector chunks a row, so 4x the
+    blocks) 52 vs 49 ms, so only rows of one vector chunk run here. It needs the gathered operand to
+    outgrow the L2 cache (else the CSC's gathers hit it), and the CSC rows in source order so that
+    results stay the CSC's bit for bit (ties included); building the blocks costs two count sorts, once
+    per graph.
     """
-    import numba
-
-    if op != "copy_rhs" or reduce not in ("sum", "mean") or not g.allows_format("csr"):
-        return False
-    if g.num_edges < _TILED_MIN_EDGES or numba.get_num_threads() > _TILED_MAX_THREADS:
-        return False
-    if edge_row_bytes is not None and edge_row_bytes > _TILED_MAX_EDGE_ROW_BYTES:
-        return False
-    if g.has_format("csc"):
-        return not g.eids_are_identity("csc")  # the CSC streams efeat when its slots are the edge ids
-    return True
+    if with_arg or out_chunks != 1 or g.num_edges < max(1, _BLOCKED_MIN_EDGES) or not g.allows_format("csc"):
+        return None
+    l2 = _cache_bytes()
+    gathers_x = op != "copy_rhs" and ufeat_bytes is not None and ufeat_bytes > l2
+    # behind the CSC's permutation edge rows are gathered; in source order they stream
+    csc_permutes = not (g.has_format("csc") and g.eids_are_identity("csc"))
+    gathers_w = (op != "copy_lhs" and edge_row_bytes is not None and g.num_edges * edge_row_bytes > l2
+                 and csc_permutes)
+    if not (gathers_x or gathers_w):
+        return None
+    if not _csc_rows_in_order(g):
+        return None
+    what = "ufeat" if gathers_x else "edge rows behind the csc's edge ids"
+    size = f"{l2 >> 10} KB" if l2 >= 1024 else f"{l2} bytes"
+    return (f"{what} outgrow the L2 cache ({size}) and an output row is one vector: destination "
+            f"blocks of the csc in source order, output rows in the cache")
 
 
 @register_planner("spmm")
-def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=False, edge_row_bytes=None):
+def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=False, edge_row_bytes=None,
+               ufeat_bytes=None, out_chunks=None):
     g = _graph_of(g, format)
     if _is_packed(g):
         return _packed_plan("spmm", backend, f"spmm_packed_{op}_{reduce}")
     supported = ("csc", "coo", "csr")
+    arg = "_arg" if return_arg and reduce in ("max", "min") else ""
     if format is not None:
         check_choice("format", format, supported)
         if not g.allows_format(format):
@@ -235,21 +284,16 @@ def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=
             if backend == "cuda":
                 raise ValueError("argument 'format': the cuda backend runs spmm on the 'csc' or the 'coo'; "
                                  "found 'csr'")
-            if reduce not in ("sum", "mean"):
-                raise ValueError(f"argument 'format': the csr (destination-tiled) kernel reduces by sum or mean, "
-                                 f"found reduce={reduce!r}; use 'csc' or 'coo'")
-            return Plan("spmm", backend, "csr", f"spmm_tiled_csr_{op}_{reduce}", how_to_build(g, "csr"),
-                        ("format='csr' was asked for",))
+            return Plan("spmm", backend, "csr", f"spmm_blocked_{op}_{reduce}{arg}", how_to_build(g, "csr"),
+                        ("format='csr' was asked for: destination blocks of the csr, in source order",))
         fmt, reasons = format, [f"format={format!r} was asked for"]
-    elif backend == "cpu" and _use_tiled_csr(g, op, reduce, edge_row_bytes):
-        return Plan("spmm", backend, "csr", f"spmm_tiled_csr_{op}_{reduce}", how_to_build(g, "csr"),
-                    ("copy_rhs of narrow edge rows that the csc would gather at random: stream efeat in id "
-                     "order over destination tiles",))
     else:
-        # the measured exception to DGL's rule (the tiled CSR) was taken above; otherwise CSC, else COO
+        why = (_use_blocked(g, op, return_arg and reduce in ("max", "min"), ufeat_bytes, edge_row_bytes, out_chunks)
+               if backend == "cpu" else None)
+        if why is not None:
+            return Plan("spmm", backend, "csc", f"spmm_blocked_{op}_{reduce}{arg}", how_to_build(g, "csc"), (why,))
         fmt, reasons = select_format(g, "csc", ("csc", "coo"))
-    kernel = f"spmm_{fmt}_{op}_{reduce}" + ("_arg" if return_arg and reduce in ("max", "min") else "")
-    return Plan("spmm", backend, fmt, kernel, how_to_build(g, fmt), tuple(reasons))
+    return Plan("spmm", backend, fmt, f"spmm_{fmt}_{op}_{reduce}{arg}", how_to_build(g, fmt), tuple(reasons))
 
 
 def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = False, backend=None,
@@ -276,12 +320,13 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         element (-1 for a destination without in-edges; None for an operand the op does not read).
     backend : {None, "auto", "cpu", "cuda"}
     format : {None, "csc", "coo", "csr", "packed"}
-        Force a path: ``"csc"`` destination-parallel, ``"coo"`` edge-parallel, ``"csr"`` source order over
-        destination tiles (sum and mean only), ``"packed"`` straight over a DynamicGraph's packed arrays.
-        By default a measured cost model picks (``gk.explain`` says which and why): the CSC, except the
-        tiled CSR for sums of narrow edge features alone (``copy_rhs``) that the CSC would gather at
-        random, and the COO when the CSC is not allowed; a DynamicGraph runs on its snapshot (built once
-        per change, then reused).
+        Force a path: ``"csc"`` destination-parallel, ``"coo"`` edge-parallel, ``"csr"`` the edges of
+        the CSR in destination blocks sized to the L2 cache, in source order (ties go to the lowest
+        source), ``"packed"`` straight over a DynamicGraph's packed arrays. By default a measured cost
+        model picks (``gk.explain`` says which and why): the CSC kernel, or the same blocks built from
+        the CSC when the gathered rows outgrow the L2 cache, an output row is one vector and the CSC
+        rows are in source order (results equal the CSC kernel's bit for bit), and the COO when the CSC
+        is not allowed; a DynamicGraph runs on its snapshot (built once per change, then reused).
 
     Returns
     -------
@@ -306,7 +351,9 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         raise ValueError(f"argument 'return_arg': arg outputs exist for max and min, found reduce={reduce!r}")
     the_plan = plan(g, "spmm", "cuda" if on_device else "cpu", (), op=op, reduce=reduce,
                     format=format, return_arg=with_arg,
-                    edge_row_bytes=None if w is None else int(np.prod(w.shape[1:])) * np.dtype(w.dtype).itemsize)
+                    edge_row_bytes=None if w is None else int(np.prod(w.shape[1:])) * np.dtype(w.dtype).itemsize,
+                    ufeat_bytes=None if x is None else x.nbytes,
+                    out_chunks=0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B))
     squeeze = (x is None or x.ndim == 1) and (w is None or w.ndim == 1)
     out_shape = (g.num_dst,) + bcast.out_shape
     if on_device:
@@ -319,12 +366,18 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
             return out, *(a.reshape(*shape) if a is not None else None for a in (arg_u, arg_e))
         return out
     dtype = (x if x is not None else w).dtype
-    # outputs on huge pages when large (graphkern._memory): the next kernel gathers from them
-    out = _memory.zeros((g.num_dst, bcast.out_len), dtype)
+    blocked = the_plan.kernel.startswith("spmm_blocked") and g.num_edges > 0 and bcast.out_len > 0
+    # outputs on huge pages when large (graphkern._memory): the next kernel gathers from them. The
+    # blocked kernel writes every row's start value itself, so its outputs need no fill.
+    shape = (g.num_dst, bcast.out_len)
+    out = _memory.empty(shape, dtype) if blocked else _memory.zeros(shape, dtype)
     arg_u = arg_e = None
     if with_arg:
-        arg_u = _memory.full((g.num_dst, bcast.out_len), -1, g.idtype) if op != "copy_rhs" else None
-        arg_e = _memory.full((g.num_dst, bcast.out_len), -1, g.idtype) if op != "copy_lhs" else None
+        def new_arg():
+            return _memory.empty(shape, g.idtype) if blocked else _memory.full(shape, -1, g.idtype)
+
+        arg_u = new_arg() if op != "copy_rhs" else None
+        arg_e = new_arg() if op != "copy_lhs" else None
     if g.num_edges and bcast.out_len:
         x2 = _as_rows(x) if x is not None else _dummy(dtype)
         w2 = _as_rows(w) if w is not None else _dummy(dtype)
@@ -332,12 +385,13 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         roff = bcast.rhs_offsets if bcast.general else np.zeros(1, np.int64)
         au = arg_u if arg_u is not None else np.zeros((1, 1), g.idtype)
         ae = arg_e if arg_e is not None else np.zeros((1, 1), g.idtype)
-        if the_plan.kernel.startswith("spmm_tiled_csr"):
-            tiles = _tiles(g)
-            kernel = _spmm_cpu.spmm_tiled_csr_kernel(op, "sum", bcast.pattern)
-            kernel(tiles[0], tiles[1], tiles[2], True, g.num_src, x2, w2, bcast.A, bcast.B, loff, roff, out)
-            if reduce == "mean":
-                _spmm_cpu.finish_rows(g.in_degrees(), True, out, au, ae, False, False)
+        if blocked:
+            bounds, block_ptr, groups, src, dst, eid = _blocks(g, the_plan.format,
+                                                               _rows_per_block(bcast.out_len * out.itemsize))
+            chunks = 0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B)
+            kernel = _spmm_cpu.spmm_blocked_kernel(op, reduce, bcast.pattern, chunks)
+            kernel(bounds, block_ptr, groups, src, dst, eid, g.in_degrees(), x2, w2, bcast.A, bcast.B, loff, roff,
+                   out, au, ae, with_arg, reduce == "mean")
         elif the_plan.format == "packed":
             _spmm_packed(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
         elif the_plan.format == "csc":

@@ -255,39 +255,92 @@ def test_coo_only_graph_uses_the_coo_kernel(op, reduce):
 
 
 @pytest.fixture
-def tiled_everywhere(monkeypatch):
+def small_blocks(monkeypatch):
+    """The blocked path on small graphs: any size qualifies and an 'L2 cache' of 8 bytes makes blocks of
+    8 rows (the least), so every graph case spans several blocks and every gathered array outgrows it."""
     import graphkern.sparse as sparse
 
-    monkeypatch.setattr(sparse, "_TILED_MIN_EDGES", 0)
+    monkeypatch.setattr(sparse, "_BLOCKED_MIN_EDGES", 0)
+    monkeypatch.setattr(sparse, "_L2_BYTES", 8)
+
+
+def _in_source_order(src, dst):
+    """The edges sorted by source (stable): a COO whose CSC rows list their sources in order."""
+    order = np.argsort(src, kind="stable")
+    return src[order], dst[order]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("op, reduce", [("copy_lhs", "sum"), ("mul", "mean"), ("copy_rhs", "sum"), ("copy_lhs", "max"),
+                                        ("mul", "min")])
+def test_blocked_path_on_graph_cases_equals_the_csc_bitwise(case, op, reduce, small_blocks, idtype):
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n, idtype=idtype)
+    x, w = _features(g, op, (3,), (1,) if op != "copy_rhs" else (3,), np.float32)
+    plan = gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=None if x is None else x.nbytes,
+                      edge_row_bytes=None if w is None else w[:1].nbytes, out_chunks=1)
+    g.csc()
+    gathers = x is not None or not g.eids_are_identity("csc")  # copy_rhs: edge rows behind a permutation
+    assert plan.kernel.startswith("spmm_blocked" if g.num_edges and gathers else "spmm_csc"), plan
+    got = _check(g, op, reduce, x, w)
+    want = gk.spmm(g, op, reduce, x, w, format="csc")
+    np.testing.assert_array_equal(got, want)
+    if reduce in ("max", "min"):  # the arg outputs too, ties included
+        for a, b in zip(gk.spmm(g, op, reduce, x, w, return_arg=True, format="csr"),
+                        gk.spmm(g, op, reduce, x, w, return_arg=True, format="csc")):
+            assert (a is None and b is None) or np.array_equal(a, b)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("op, reduce", [("copy_lhs", "sum"), ("mul", "mean"), ("copy_rhs", "sum")])
-def test_tiled_csr_path_on_graph_cases(case, op, reduce, tiled_everywhere):
+def test_blocked_csr_path_on_graph_cases(case, op, reduce, small_blocks):
     src, dst, n = CASES[case]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n)
-    g.csr()
-    # the cost model picks the tiled CSR for narrow edge features alone; the other ops ask for it
-    fmt = None if op == "copy_rhs" else "csr"
-    assert gk.explain(g, "spmm", op=op, reduce=reduce, format=fmt).kernel.startswith("spmm_tiled_csr")
+    assert gk.explain(g, "spmm", op=op, reduce=reduce, format="csr").kernel.startswith("spmm_blocked")
     x, w = _features(g, op, (3,), (1,), np.float64)
-    _check(g, op, reduce, x, w, fmt)
+    _check(g, op, reduce, x, w, "csr")
 
 
-def test_tiled_csr_equals_csc_bitwise_when_the_csc_comes_from_the_csr():
-    g = gk.graph.kronecker(12)  # edge ids follow the CSR; the CSC is its transpose
+def test_blocked_path_needs_csc_rows_in_source_order(small_blocks):
+    src, dst, n = CASES["unsorted_random"]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)  # CSC rows list sources in COO order: not sorted
+    x = np.ones((n, 4), np.float32)
+    assert gk.explain(g, "spmm", op="copy_lhs", reduce="sum", ufeat_bytes=x.nbytes, out_chunks=1).format == "csc"
+    assert gk.explain(g, "spmm", op="copy_lhs", reduce="sum").kernel == "spmm_csc_copy_lhs_sum"
+    s, d = _in_source_order(src, dst)
+    g2 = gk.Graph.from_coo(s, d, num_nodes=n)
+    assert gk.explain(g2, "spmm", op="copy_lhs", reduce="sum", ufeat_bytes=x.nbytes,
+                      out_chunks=1).kernel == "spmm_blocked_copy_lhs_sum"
+    # arg outputs, wide rows and offset tables stay on the CSC
+    assert gk.explain(g2, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat_bytes=x.nbytes,
+                      out_chunks=1).kernel == "spmm_csc_copy_lhs_max_arg"
+    assert gk.explain(g2, "spmm", op="copy_lhs", reduce="sum", ufeat_bytes=x.nbytes, out_chunks=2).format == "csc"
+    # and the sums in source order still equal the reference on the unsorted graph
+    _check(g, "copy_lhs", "sum", x, None, "csr")
+
+
+def test_blocked_csr_ties_go_to_the_lowest_source():
+    g = gk.Graph.from_coo([2, 1, 0], [0, 0, 1], num_nodes=3)  # CSC row 0 lists source 2 first
+    x = np.ones((3, 2))
+    _, arg_csc, _ = gk.spmm(g, "copy_lhs", "max", x, return_arg=True, format="csc")
+    _, arg_csr, _ = gk.spmm(g, "copy_lhs", "max", x, return_arg=True, format="csr")
+    assert arg_csc[0].tolist() == [2, 2] and arg_csr[0].tolist() == [1, 1]
+    assert arg_csr[1].tolist() == [0, 0] and arg_csr[2].tolist() == [-1, -1]
+
+
+def test_blocked_equals_csc_bitwise_on_kronecker(small_blocks):
+    g = gk.graph.kronecker(12)  # edge ids follow the CSR; the CSC is its transpose (rows in source order)
     g.csc()
-    x = np.random.default_rng(0).random((g.num_src, 8), dtype=np.float32)
-    w = np.random.default_rng(1).random((g.num_edges, 1), dtype=np.float32)
-    plan = gk.explain(g, "spmm", op="copy_rhs", reduce="sum", edge_row_bytes=4)
-    assert plan.kernel == "spmm_tiled_csr_copy_rhs_sum" and "tiles" in str(plan)
-    assert gk.explain(g, "spmm", op="copy_rhs", reduce="sum", edge_row_bytes=256).format == "csc"
-    assert gk.explain(g, "spmm", op="mul", reduce="sum").format == "csc"
-    np.testing.assert_array_equal(gk.spmm(g, "copy_rhs", "sum", None, w),
-                                  gk.spmm(g, "copy_rhs", "sum", None, w, format="csc"))
-    np.testing.assert_array_equal(gk.spmm(g, "mul", "sum", x, w, format="csr"),
-                                  gk.spmm(g, "mul", "sum", x, w, format="csc"))
-    np.testing.assert_array_equal(gk.spmm(g, "copy_lhs", "mean", x, format="csr"),
-                                  gk.spmm(g, "copy_lhs", "mean", x, format="csc"))
-    with pytest.raises(ValueError, match="reduces by sum or mean"):
-        gk.spmm(g, "copy_lhs", "max", x, format="csr")
+    rng = np.random.default_rng(0)
+    x = rng.random((g.num_src, 8), dtype=np.float32)
+    w = rng.random((g.num_edges, 1), dtype=np.float32)
+    plan = gk.explain(g, "spmm", op="copy_rhs", reduce="sum", edge_row_bytes=4, out_chunks=1)
+    assert plan.kernel == "spmm_blocked_copy_rhs_sum" and "L2 cache" in str(plan)
+    assert gk.explain(g, "spmm", op="copy_rhs", reduce="sum", edge_row_bytes=256, out_chunks=4).format == "csc"
+    for op, reduce, a, b in (("copy_rhs", "sum", None, w), ("mul", "sum", x, w), ("copy_lhs", "mean", x, None),
+                             ("copy_lhs", "max", x, None), ("div", "min", x, w)):
+        assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=None if a is None else a.nbytes,
+                          edge_row_bytes=4, out_chunks=1).kernel.startswith("spmm_blocked")
+        np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b), gk.spmm(g, op, reduce, a, b, format="csc"))
+        np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b, format="csr"),
+                                      gk.spmm(g, op, reduce, a, b, format="csc"))

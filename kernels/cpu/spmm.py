@@ -477,76 +477,181 @@ def finish_rows(degrees, is_mean, out, arg_u, arg_e, with_arg_u, with_arg_e):
                 out[v, k] /= degree
 
 
-@functools.cache
-def spmm_tiled_csr_kernel(op: str, reduce: str, pattern: tuple):
-    """Source-order sum over destination tiles: ``kernel(tile_indptr, indices, eids, has_eids, num_rows,
-    x, w, A, B, loff, roff, out)``.
+def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int):
+    """Destination blocks in source order: the cache-blocked path for every reducer.
 
-    ``tile_indptr`` has ``T * num_rows + 1`` entries: tile ``t`` is a CSR (rows = sources) holding only
-    the edges whose destination lies in tile ``t``'s range, so thread ``t`` owns its output rows and needs
-    no atomics or partial copies. Within a tile the edges stay in CSR order, so edge rows of ``w`` (edge-id
-    order follows the CSR) stream instead of being gathered at random, and every output row adds its
-    edges in the same order whatever the tile count (deterministic).
+    Call as ``kernel(block_rows, block_ptr, groups, src, dst, eids, degrees, x, w, A, B, loff, roff, out,
+    arg_u, arg_e, with_arg, mean)``, with the arrays of :func:`destination_blocks`: block ``b`` holds the
+    edges ``block_ptr[b]:block_ptr[b+1]`` into the destination rows ``block_rows[b]:block_rows[b+1]``, in
+    source order. ``groups`` (contiguous runs of blocks of about equal edges) are the parallel work
+    items; ``out`` and the arg arrays need no initial fill (each block writes its rows' start values).
+
+    Why: on the CSC a row gathers ``x[u]`` for each in-edge from anywhere in ``x``; once ``x`` outgrows
+    the L2 cache every gather waits on the L3. Here a block's output rows are sized to stay in the L2
+    while its edges walk ``x`` in ascending source order, which the hardware prefetchers stream, and edge
+    rows whose ids follow the source order stream too. Each edge adds into its output row in the cache
+    instead of into a register. Measured on the scale-18 Kronecker graph, F = 16, float32, 2 threads:
+    11.1 ms against 18.2-18.6 ms for the CSC kernel; at F = 64 both take about 50 ms, because ``x`` is
+    then re-read for 4x more blocks.
+
+    Every output row still reduces its edges in source order from the reducer's start value; when the
+    CSC's rows are in source order too (:func:`rows_in_order`), sums, means, max/min and their arg
+    outputs equal the CSC kernels' bit for bit, ties included.
     """
+    return _spmm_blocked_kernel(op, _family(reduce), pattern, chunks > 1)
+
+
+@functools.cache
+def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool):
     OP = _OP_CODE[op]
     USE_X = op != "copy_rhs"
     USE_W = op != "copy_lhs"
     LA, LB, RA, RB, GENERAL = pattern
-    if reduce not in ("sum", "mean"):
-        raise ValueError("the tiled CSR path reduces by sum (mean divides afterwards)")
+    IS_SUM = reduce == "sum"
+    IS_MAX = reduce == "max"
+    WIDE = wide
+    INIT = 0.0 if IS_SUM else (-np.inf if IS_MAX else np.inf)
 
     @njit(parallel=True, cache=True)
-    def kernel(tile_indptr, indices, eids, has_eids, num_rows, x, w, A, B, loff, roff, out):
+    def kernel(block_rows, block_ptr, groups, src, dst, eids, degrees, x, w, A, B, loff, roff, out, arg_u, arg_e,
+               with_arg, mean):
         la = stride_for(LA, B)
         ra = stride_for(RA, B)
-        num_tiles = (tile_indptr.size - 1) // max(num_rows, 1)
-        nnz = indices.size
-        out_bytes = out.shape[1] * out.itemsize
-        for t in prange(num_tiles):
-            base = t * num_rows
-            for u in range(num_rows):
-                for j in range(tile_indptr[base + u], tile_indptr[base + u + 1]):
-                    if j + 16 < nnz:
-                        prefetch_row(out, indices[j + 16], out_bytes)
-                    v = indices[j]
-                    e = eids[j] if has_eids else j
-                    for a in range(A):
-                        for b in range(B):
-                            k = a * B + b
-                            out[v, k] += message(OP, USE_X, USE_W, LB, RB, GENERAL, x, w, u, e, a, b, k, la, ra,
-                                                 loff, roff)
+        D = A * B
+        nb = (B + LANES - 1) // LANES
+        nchunks = A * nb
+        args_u = arg_u.reshape((1,) + arg_u.shape)
+        args_e = arg_e.reshape((1,) + arg_e.shape)
+        for p in prange(groups.size - 1):
+            for blk in range(groups[p], groups[p + 1]):
+                first = block_rows[blk]
+                last = block_rows[blk + 1]
+                # the block's rows start at the reducer's identity (and arg -1): they stay in the cache
+                for v in range(first, last):
+                    for k in range(D):
+                        out[v, k] = INIT
+                    if with_arg:
+                        for k in range(D):
+                            if USE_X:
+                                arg_u[v, k] = -1
+                            if USE_W:
+                                arg_e[v, k] = -1
+                for j in range(block_ptr[blk], block_ptr[blk + 1]):
+                    u = src[j]
+                    v = dst[j]
+                    e = eids[j]
+                    if GENERAL:
+                        accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, u, e, v, A, B, la,
+                                        ra, loff, roff, out, args_u, args_e, 0, with_arg)
+                        continue
+                    for c in range(nchunks if WIDE else 1):
+                        a, b0, n = chunk_of(c, nchunks, nb, B)
+                        mask = vmask(n, LANES)
+                        col = a * B + b0
+                        val = vector_message(OP, USE_X, USE_W, LB, RB, x, w, u, e, a, b0, la, ra, mask)
+                        acc = vload(out, v, col, mask)
+                        if IS_SUM:
+                            vstore(out, v, col, acc + val, mask)
+                        elif not with_arg:
+                            vstore(out, v, col, vmax(acc, val) if IS_MAX else vmin(acc, val), mask)
+                        else:
+                            wins = vgt(val, acc) if IS_MAX else vlt(val, acc)
+                            vstore(out, v, col, vselect(wins, val, acc), mask)
+                            if USE_X:
+                                vstore(arg_u, v, col, vselect(wins, vint(arg_u, u, LANES),
+                                                              vload(arg_u, v, col, mask)), mask)
+                            if USE_W:
+                                vstore(arg_e, v, col, vselect(wins, vint(arg_e, e, LANES),
+                                                              vload(arg_e, v, col, mask)), mask)
+                # graphkern's rule for rows without in-edges (0, arg -1); a mean divides as the CSC does
+                for v in range(first, last):
+                    if degrees[v] == 0:
+                        for k in range(D):
+                            out[v, k] = 0
+                    elif IS_SUM and mean:
+                        degree = out.dtype.type(degrees[v])
+                        if GENERAL:
+                            for k in range(D):
+                                out[v, k] /= degree
+                        else:
+                            for c in range(nchunks if WIDE else 1):
+                                a, b0, n = chunk_of(c, nchunks, nb, B)
+                                mask = vmask(n, LANES)
+                                col = a * B + b0
+                                vstore(out, v, col, vload(out, v, col, mask) / vfull(out, degree, LANES), mask)
 
     return kernel
 
 
 @njit(parallel=True, cache=True)
-def tile_keys(indptr, indices, tile_of_node, num_rows, keys):
-    """``keys[j] = tile(dst of slot j) * num_rows + row(j)``: sorting by it groups a CSR into tiles."""
-    for r in prange(num_rows):
-        for j in range(indptr[r], indptr[r + 1]):
-            keys[j] = tile_of_node[indices[j]] * num_rows + r
-    return keys
+def rows_in_order(indptr, indices):
+    """Whether every row of a compressed matrix lists its columns in ascending order (ties allowed)."""
+    rows = indptr.size - 1
+    bad = 0
+    for r in prange(rows):
+        for j in range(indptr[r] + 1, indptr[r + 1]):
+            if indices[j] < indices[j - 1]:
+                bad += 1
+                break
+    return bad == 0
 
 
-def destination_tiles(indptr, indices, eids, num_dst, tiles):
-    """Split a CSR into ``tiles`` CSRs by destination range, balanced by in-degree.
+def block_shift(rows_per_block: int) -> int:
+    """log2 of the block height: the largest power of two at most ``rows_per_block`` (a block is found by
+    a shift)."""
+    return max(0, int(rows_per_block).bit_length() - 1)
 
-    Returns ``(tile_indptr, tile_indices, tile_eids)`` with ``tiles * num_rows + 1`` row pointers. One
-    stable count sort (the same kernel as every format change) by ``tile * num_rows + row``.
+
+@njit(parallel=True, cache=True)
+def scatter_rows_to_blocks(indptr, indices, eids, has_eids, bounds, shift, heads, src, dst, eid):
+    """Write slot ``j`` of row ``r`` of a CSR (in row order, each chunk of rows ``bounds[t]:bounds[t+1]``
+    from its own heads) to ``heads[t, indices[j] >> shift]``: ``src = r``, ``dst = indices[j]``, ``eid``.
+    Stable: a block receives its edges in CSR order."""
+    for t in prange(bounds.size - 1):
+        for r in range(bounds[t], bounds[t + 1]):
+            for j in range(indptr[r], indptr[r + 1]):
+                v = indices[j]
+                b = v >> shift
+                pos = heads[t, b]
+                heads[t, b] = pos + 1
+                src[pos] = r
+                dst[pos] = v
+                eid[pos] = eids[j] if has_eids else j
+
+
+def destination_blocks(indptr, indices, eids, num_src: int, num_dst: int, rows_per_block: int, by_destination: bool):
+    """The edges of a compressed matrix grouped in destination blocks, in source order within a block.
+
+    ``(indptr, indices, eids)`` is the CSC when ``by_destination`` (rows are destinations, ``indices``
+    sources), else the CSR; ``eids`` None means the slot is the edge id. Blocks are ``2**shift`` rows
+    (:func:`block_shift` of ``rows_per_block``). Returns ``(block_rows, block_ptr, src, dst, eid)``:
+    block ``b`` covers destinations ``block_rows[b]:block_rows[b+1]`` and holds the slots
+    ``block_ptr[b]:block_ptr[b+1]`` of the three edge arrays, ordered by (block, source, slot in the
+    input). A CSC is first transposed (stable, so its order remains within a source); then one stable
+    count sort by block, as every format change does.
     """
-    from .sort import coo_to_compressed, histogram
+    from .sort import _chunk_offsets, _histogram_rows, _nnz_balanced_row_bounds, _num_chunks, transpose_compressed
 
-    num_rows = indptr.size - 1
-    in_deg = histogram(indices, num_dst, np.int64)
-    cum = np.cumsum(in_deg)
-    targets = (np.arange(1, tiles, dtype=np.int64) * int(indices.size)) // tiles
-    cuts = np.searchsorted(cum, targets, side="left") + 1
-    bounds = np.concatenate([[0], np.minimum(cuts, num_dst), [num_dst]])
-    tile_of_node = np.repeat(np.arange(tiles, dtype=np.int64), np.diff(np.maximum.accumulate(bounds)))
-    key_dtype = np.int64 if tiles * num_rows >= np.iinfo(np.int32).max else indices.dtype
-    keys = tile_keys(indptr, indices, tile_of_node.astype(key_dtype), num_rows, np.empty(indices.size, key_dtype))
-    # eids None: slot j of the CSR is edge j, which is what the sort records for each moved slot
-    return coo_to_compressed(keys, indices, eids, tiles * num_rows)
+    if by_destination:
+        indptr, indices, eids = transpose_compressed(indptr, indices, eids, num_src)
+    idx = indices.dtype
+    E = int(indices.size)
+    shift = block_shift(rows_per_block)
+    blocks = max(1, (num_dst + (1 << shift) - 1) >> shift)
+    block_rows = np.minimum(np.arange(blocks + 1, dtype=np.int64) << shift, num_dst)
+    chunks = _num_chunks(E, blocks)
+    bounds = _nnz_balanced_row_bounds(indptr, chunks)
+    counts = np.zeros((bounds.size - 1, blocks), dtype=np.int64)
+    _histogram_rows(indptr, indices, bounds, shift, counts)
+    block_ptr = np.empty(blocks + 1, dtype=np.int64)
+    _chunk_offsets(counts, block_ptr)
+    src = np.empty(E, idx)
+    dst = np.empty(E, idx)
+    eid = np.empty(E, idx if eids is None else eids.dtype)
+    has_eids = eids is not None
+    scatter_rows_to_blocks(indptr, indices, eids if has_eids else indices, has_eids, bounds, shift, counts, src, dst,
+                           eid)
+    return block_rows, block_ptr, src, dst, eid
 
 
 def spmm_packed_kernel(op: str, reduce: str, pattern: tuple):

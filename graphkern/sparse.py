@@ -241,13 +241,14 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
     """Why the blocked path runs instead of the CSC kernel, or None (the cost model's measured rule).
 
     The blocked path (``spmm_blocked_*``) walks each destination block's edges in source order, adding
-    into output rows held in the L2 cache. Measured on the scale-18 Kronecker graph, 2 threads, float32,
-    against the CSC vector kernel in one process: copy_u_sum F = 16 11.1 vs 18.2 ms, u_mul_e_sum with w
-    (E, 1) (edge ids in source order, so w streams) ... ; at F = 64 (four vector chunks a row, so 4x the
-    blocks) 52 vs 49 ms, so only rows of one vector chunk run here. It needs the gathered operand to
-    outgrow the L2 cache (else the CSC's gathers hit it), and the CSC rows in source order so that
-    results stay the CSC's bit for bit (ties included); building the blocks costs two count sorts, once
-    per graph.
+    into output rows held in the L2 cache. Measured on the scale-18 Kronecker graph, 2 threads, in one
+    process against the CSC vector kernel, float32 F = 16: copy_u_sum 9.6 vs 15.9 ms, u_mul_e_sum with
+    w (E, 1) 18.3 vs 36.2 ms (edge ids in source order, so w streams), copy_u_max 11.2 vs 15.5 ms,
+    copy_e_sum 43 vs 82 ms; F = 1 to 8 and float64 alike; scale 20: 1.3-1.8x. Not taken: rows of two or
+    more vector chunks (F = 32: 44.6 vs 27.5 ms, x is re-read for twice the blocks), arg outputs (an
+    extra read-modify-write per edge: 0.85-1.0x), gathered arrays that fit the L2 (the CSC's gathers hit
+    it), and CSC rows not in source order (results then would not be the CSC's bit for bit). The blocks
+    cost a stable transpose and a count sort, once per graph (scale 20: 0.43 s).
     """
     if with_arg or out_chunks != 1 or g.num_edges < max(1, _BLOCKED_MIN_EDGES) or not g.allows_format("csc"):
         return None

@@ -40,6 +40,8 @@ SCRIPT = textwrap.dedent("""
         gk.spmm(g, "copy_rhs", reduce, None, ew, format="csc", return_arg=reduce == "max")
         gk.spmm(g, "mul", reduce, rng.random((36, 5, 20)), rng.random((400, 5, 1)), format="csc")
     gk.sddmm(g, "dot", xw, xw); gk.sddmm(g, "add", xw, xw); gk.sddmm(g, "mul", ew, x[:, :1].copy(), "e", "v")
+    x8 = xw[:, :8].copy()                                  # blocked SDDMM: one-vector dots, blocks of 8 rows
+    gk.sddmm(g, "dot", x8, x8, "v", "u"); gk.sddmm(g, "div", x8[:, :1].copy(), x8[:, :1].copy(), "v", "v")
     for fmt in ("csr", "coo"):
         for op in ("dot", "copy_lhs", "copy_rhs", "add"):
             for lt, rt in (("u", "v"), ("e", "u"), ("v", "e")):

@@ -55,6 +55,61 @@ def test_broadcasting(op, lshape, rshape):
         assert got.shape[-1] == 1
 
 
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """The blocked SDDMM on small graphs: any size qualifies, and an 'L2 cache' of 8 bytes makes blocks of
+    8 destination rows (the least) that every operand outgrows."""
+    import graphkern.sparse as sparse
+
+    monkeypatch.setattr(sparse, "_BLOCKED_MIN_EDGES", 0)
+    monkeypatch.setattr(sparse, "_L2_BYTES", 8)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("op, lt, rt, shape", [("dot", "u", "v", (3,)), ("dot", "v", "u", (20,)),
+                                               ("add", "v", "v", (2,)), ("copy_rhs", "u", "v", (1,)),
+                                               ("div", "u", "v", (2,))])
+def test_blocked_path_on_graph_cases(case, op, lt, rt, shape, small_blocks, idtype):
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
+    kernel = gk.explain(g, "sddmm", op=op, lhs_target=lt, rhs_target=rt, lhs_bytes=1 << 20, rhs_bytes=1 << 20,
+                        out_row_bytes=8).kernel
+    assert kernel.startswith("sddmm_blocked") == (g.num_edges > 0), kernel
+    got = _check(g, op, lt, rt, shape, shape)
+    np.testing.assert_array_equal(got, gk.sddmm(g, op, *_operands(g, op, lt, rt, shape), lt, rt, format="csr"))
+
+
+def _operands(g, op, lt, rt, shape):
+    L = _operand(g, lt, shape, 1) if op != "copy_rhs" else None
+    R = _operand(g, rt, shape, 2) if op != "copy_lhs" else None
+    return L, R
+
+
+def test_blocked_path_is_not_taken_where_it_loses(small_blocks):
+    src, dst, n = CASES["unsorted_random"]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    big = 1 << 20
+    # an edge operand, no destination operand, wide output rows, a destination operand that fits the cache
+    for op, lt, rt, row, rb in (("dot", "u", "e", 8, big), ("dot", "u", "u", 8, big), ("add", "u", "v", 64, big),
+                                ("dot", "u", "v", 8, 4)):
+        plan = gk.explain(g, "sddmm", op=op, lhs_target=lt, rhs_target=rt, lhs_bytes=big, rhs_bytes=rb,
+                          out_row_bytes=row)
+        assert not plan.kernel.startswith("sddmm_blocked"), plan
+
+
+def test_blocked_path_writes_zero_at_unused_edge_ids(small_blocks):
+    src, dst, n = CASES["multi_edges"]()
+    ids = 3 * np.arange(src.size)[::-1] + 1
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, eids=ids, num_edge_ids=3 * src.size + 2)
+    x = np.random.default_rng(0).random((n, 4))
+    got = gk.sddmm(g, "dot", x, x)
+    assert gk.explain(g, "sddmm", op="dot", lhs_bytes=x.nbytes, rhs_bytes=x.nbytes, out_row_bytes=8).kernel == \
+        "sddmm_blocked_u_dot_v"
+    want = np.zeros(g.num_edge_ids)
+    want[ids] = np.einsum("ij,ij->i", x[src], x[dst])
+    np.testing.assert_allclose(got.ravel(), want, rtol=1e-12)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_graph_cases_u_dot_v(case, idtype):
     src, dst, n = CASES[case]()

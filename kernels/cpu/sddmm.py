@@ -172,3 +172,74 @@ def sddmm_packed_kernel(op: str, pattern: tuple):
                           loff, roff, out)
 
     return kernel
+
+
+def sddmm_blocked_kernel(op: str, pattern: tuple, lhs_target: str, rhs_target: str):
+    """SDDMM over destination blocks (:func:`graphkern.kernels.cpu.spmm.destination_blocks`):
+    ``kernel(groups, block_ptr, src, dst, L, R, A, B, RS, loff, roff, rows)``.
+
+    Edge ``j`` of the block order writes ``rows[j]``; :func:`rows_to_edge_order` then moves each row to its
+    edge id. Operands come from u or v only: an edge operand would be read through the ids at random.
+    Why: in CSR order every edge gathers its destination's row from anywhere in the operand; here a
+    block's destination rows stay in the L2 cache while the source rows stream in ascending order.
+    Measured on the scale-18 Kronecker graph, 2 threads, float32 u_dot_v: F = 16 13.0 ms plus 2.5 ms
+    to reorder, against 43.6 ms on the CSR; F = 64 45 + 2.8 against 76.5 ms. The values are the CSR
+    kernel's, bit for bit. The targets are compile-time constants here (four kernels at most).
+    """
+    return _sddmm_blocked_kernel(op, pattern, _TARGET_CODE[lhs_target], _TARGET_CODE[rhs_target])
+
+
+@functools.cache
+def _sddmm_blocked_kernel(op: str, pattern: tuple, LT: int, RT: int):
+    OP = _OP_CODE[op]
+    DOT = op == "dot"
+    USE_L = op != "copy_rhs"
+    USE_R = op != "copy_lhs"
+    LA, LB, RA, RB, GENERAL = pattern
+
+    @njit(parallel=True, cache=True)
+    def kernel(groups, block_ptr, src, dst, L, R, A, B, RS, loff, roff, rows):
+        la = stride_for(LA, B)
+        ra = stride_for(RA, B)
+        # one dot product of at most one vector an edge (u_dot_v with F <= 16): straight-line code
+        one_vector_dot = DOT and not GENERAL and A * B == 1 and RS <= LANES
+        mask = vmask(RS, LANES)
+        for p in prange(groups.size - 1):
+            for j in range(block_ptr[groups[p]], block_ptr[groups[p + 1]]):
+                u = src[j]
+                v = dst[j]
+                if one_vector_dot:
+                    rows[j, 0] = vsum(vload(L, u if LT == 0 else v, 0, mask) * vload(R, u if RT == 0 else v, 0, mask))
+                else:
+                    _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, u, v, j, L, R, LT, RT, A, B, la, ra, RS, loff, roff,
+                          rows)
+
+    return kernel
+
+
+@njit(parallel=True, cache=True)
+def edge_slots(eids, num_edge_ids, slots):
+    """``slots[eids[j]] = j``; ids no slot holds get -1 (a graph whose id space exceeds its edges)."""
+    for e in prange(num_edge_ids):
+        slots[e] = -1
+    for j in prange(eids.size):
+        slots[eids[j]] = j
+    return slots
+
+
+@njit(parallel=True, cache=True)
+def rows_to_edge_order(slots, rows, out):
+    """``out[e] = rows[slots[e]]`` (0 where ``slots[e]`` is -1). Edge ids in order read the block-order rows
+    as one stream per block, so the reorder streams too (2.5 ms for 7.6M float32 rows of one value)."""
+    E, D = out.shape
+    if D == 1:
+        flat_out = out.ravel()
+        flat_rows = rows.ravel()
+        for e in prange(E):
+            s = slots[e]
+            flat_out[e] = flat_rows[s] if s >= 0 else 0
+        return
+    for e in prange(E):
+        s = slots[e]
+        for k in range(D):
+            out[e, k] = rows[s, k] if s >= 0 else 0

@@ -190,6 +190,18 @@ def _blocks(g, base: str, rows_per_block: int):
     return blocks
 
 
+def _block_slots(g, base: str, rows_per_block: int, eid: np.ndarray) -> np.ndarray:
+    """Where each edge id sits in the block order of :func:`_blocks` (-1 for unused ids), cached."""
+    key = ("dst_block_slots", base, rows_per_block)
+    slots = g._cache.get(key)
+    if slots is None:
+        for stale in [k for k in g._cache if k[:2] == ("dst_block_slots", base)]:
+            del g._cache[stale]
+        slots = _spmm_cpu.edge_slots(eid, g.num_edge_ids, np.empty(g.num_edge_ids, np.int64))
+        g._cache[key] = slots
+    return slots
+
+
 def _csc_rows_in_order(g) -> bool:
     """Whether each CSC row lists its sources in ascending order (then the blocked path equals the CSC
     kernels bit for bit); cached."""
@@ -387,8 +399,8 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         au = arg_u if arg_u is not None else np.zeros((1, 1), g.idtype)
         ae = arg_e if arg_e is not None else np.zeros((1, 1), g.idtype)
         if blocked:
-            bounds, block_ptr, groups, src, dst, eid = _blocks(g, the_plan.format,
-                                                               _rows_per_block(bcast.out_len * out.itemsize))
+            rows_per_block = _rows_per_block(bcast.out_len * out.itemsize)
+            bounds, block_ptr, groups, src, dst, eid = _blocks(g, the_plan.format, rows_per_block)
             chunks = 0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B)
             kernel = _spmm_cpu.spmm_blocked_kernel(op, reduce, bcast.pattern, chunks)
             kernel(bounds, block_ptr, groups, src, dst, eid, g.in_degrees(), x2, w2, bcast.A, bcast.B, loff, roff,
@@ -639,13 +651,7 @@ def _sddmm_blocked_run(g, op, bcast, L2, R2, targets, loff, roff, out):
     v_rows = L2 if targets[0] == 1 else R2
     rows_per_block = _rows_per_block(v_rows.shape[1] * v_rows.itemsize)
     _, block_ptr, groups, src, dst, eid = _blocks(g, "csc", rows_per_block)
-    key = ("dst_block_slots", "csc", rows_per_block)
-    slots = g._cache.get(key)
-    if slots is None:
-        for stale in [k for k in g._cache if k[:2] == ("dst_block_slots", "csc")]:
-            del g._cache[stale]
-        slots = _sddmm_cpu.edge_slots(eid, g.num_edge_ids, np.empty(g.num_edge_ids, np.int64))
-        g._cache[key] = slots
+    slots = _block_slots(g, "csc", rows_per_block, eid)
     rows = _memory.empty((g.num_edges, bcast.out_len), out.dtype)
     kernel = _sddmm_cpu.sddmm_blocked_kernel(op, bcast.pattern, *("uv"[t] for t in targets))
     kernel(groups, block_ptr, src, dst, L2, R2, bcast.A, bcast.B, bcast.reduce_size, loff, roff, rows)

@@ -218,16 +218,6 @@ def _sddmm_blocked_kernel(op: str, pattern: tuple, LT: int, RT: int):
 
 
 @njit(parallel=True, cache=True)
-def edge_slots(eids, num_edge_ids, slots):
-    """``slots[eids[j]] = j``; ids no slot holds get -1 (a graph whose id space exceeds its edges)."""
-    for e in prange(num_edge_ids):
-        slots[e] = -1
-    for j in prange(eids.size):
-        slots[eids[j]] = j
-    return slots
-
-
-@njit(parallel=True, cache=True)
 def rows_to_edge_order(slots, rows, out):
     """``out[e] = rows[slots[e]]`` (0 where ``slots[e]`` is -1). Edge ids in order read the block-order rows
     as one stream per block, so the reorder streams too (2.5 ms for 7.6M float32 rows of one value)."""

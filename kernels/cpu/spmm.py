@@ -654,6 +654,16 @@ def destination_blocks(indptr, indices, eids, num_src: int, num_dst: int, rows_p
     return block_rows, block_ptr, src, dst, eid
 
 
+@njit(parallel=True, cache=True)
+def edge_slots(eids, num_edge_ids, slots):
+    """``slots[eids[j]] = j``; ids no slot holds get -1 (a graph whose id space exceeds its edges)."""
+    for e in prange(num_edge_ids):
+        slots[e] = -1
+    for j in prange(eids.size):
+        slots[eids[j]] = j
+    return slots
+
+
 def spmm_packed_kernel(op: str, reduce: str, pattern: tuple):
     """SpMM straight over a DynamicGraph's packed memory array: thread ``t`` walks rows (sources)
     ``bounds[t]:bounds[t+1]``, skipping walls, gaps and tombstones (negative ids), and reduces into its

@@ -197,7 +197,7 @@ def _block_slots(g, base: str, rows_per_block: int, eid: np.ndarray) -> np.ndarr
     if slots is None:
         for stale in [k for k in g._cache if k[:2] == ("dst_block_slots", base)]:
             del g._cache[stale]
-        slots = _spmm_cpu.edge_slots(eid, g.num_edge_ids, np.empty(g.num_edge_ids, np.int64))
+        slots = _spmm_cpu.edge_slots(eid, g.num_edge_ids, np.empty(g.num_edge_ids, eid.dtype))  # slots < E fit the ids
         g._cache[key] = slots
     return slots
 
@@ -245,6 +245,10 @@ def _check_spmm(g, op, reduce, ufeat, efeat, on_device=False):
     return x, w, bcast
 
 
+# Narrow edge rows (several to a cache line) read through the ids in block order fetch nearly every line
+# of the edge array once per block; past this many blocks one pass puts them in block order first.
+_EDGE_ROWS_TO_BLOCKS_MAX_BYTES = 16
+_EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 32
 # Below this many edges the CSC's gathers stay in the caches and the blocks would not pay their build.
 _BLOCKED_MIN_EDGES = 1 << 16
 
@@ -401,10 +405,16 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         if blocked:
             rows_per_block = _rows_per_block(bcast.out_len * out.itemsize)
             bounds, block_ptr, groups, src, dst, eid = _blocks(g, the_plan.format, rows_per_block)
+            has_eids = True
+            if (w is not None and not with_arg and bounds.size - 1 >= _EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS
+                    and w2.shape[1] * w2.itemsize <= _EDGE_ROWS_TO_BLOCKS_MAX_BYTES):
+                slots = _block_slots(g, the_plan.format, rows_per_block, eid)
+                w2 = _spmm_cpu.edge_rows_to_blocks(slots, w2, _memory.empty((g.num_edges, w2.shape[1]), w2.dtype))
+                has_eids = False
             chunks = 0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B)
             kernel = _spmm_cpu.spmm_blocked_kernel(op, reduce, bcast.pattern, chunks)
-            kernel(bounds, block_ptr, groups, src, dst, eid, g.in_degrees(), x2, w2, bcast.A, bcast.B, loff, roff,
-                   out, au, ae, with_arg, reduce == "mean")
+            kernel(bounds, block_ptr, groups, src, dst, eid, has_eids, g.in_degrees(), x2, w2, bcast.A, bcast.B, loff,
+                   roff, out, au, ae, with_arg, reduce == "mean")
         elif the_plan.format == "packed":
             _spmm_packed(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
         elif the_plan.format == "csc":

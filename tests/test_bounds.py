@@ -17,6 +17,7 @@ SCRIPT = textwrap.dedent("""
     from graphkern.kernels.cpu import sort
 
     sparse._BLOCKED_MIN_EDGES, sparse._L2_BYTES = 0, 1024   # the blocked path, blocks of 8 rows
+    sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 1              # narrow edge rows moved to block order
     sort._BUCKETED_MIN_ELEMENTS, sort._BUCKETED_MIN_KEYS, sort._BUCKET_BITS = 0, 0, 2
     rng = np.random.default_rng(0)
     src = rng.integers(0, 30, 400)

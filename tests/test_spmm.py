@@ -262,6 +262,7 @@ def small_blocks(monkeypatch):
 
     monkeypatch.setattr(sparse, "_BLOCKED_MIN_EDGES", 0)
     monkeypatch.setattr(sparse, "_L2_BYTES", 8)
+    monkeypatch.setattr(sparse, "_EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS", sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS)
 
 
 def _in_source_order(src, dst):
@@ -337,10 +338,39 @@ def test_blocked_equals_csc_bitwise_on_kronecker(small_blocks):
     plan = gk.explain(g, "spmm", op="copy_rhs", reduce="sum", edge_row_bytes=4, out_chunks=1)
     assert plan.kernel == "spmm_blocked_copy_rhs_sum" and "L2 cache" in str(plan)
     assert gk.explain(g, "spmm", op="copy_rhs", reduce="sum", edge_row_bytes=256, out_chunks=4).format == "csc"
-    for op, reduce, a, b in (("copy_rhs", "sum", None, w), ("mul", "sum", x, w), ("copy_lhs", "mean", x, None),
-                             ("copy_lhs", "max", x, None), ("div", "min", x, w)):
+    cases = (("copy_rhs", "sum", None, w), ("mul", "sum", x, w), ("copy_lhs", "mean", x, None),
+             ("copy_lhs", "max", x, None), ("div", "min", x, w))
+    import graphkern.sparse as sparse
+
+    for op, reduce, a, b in cases:
+        # narrow edge rows read through the ids, or first put in block order (edge_rows_to_blocks)
+        sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 10**9
+        by_ids = gk.spmm(g, op, reduce, a, b)
+        sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 1
+        np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b), by_ids)
+    for op, reduce, a, b in cases:
         assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=None if a is None else a.nbytes,
                           edge_row_bytes=4, out_chunks=1).kernel.startswith("spmm_blocked")
         np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b), gk.spmm(g, op, reduce, a, b, format="csc"))
         np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b, format="csr"),
                                       gk.spmm(g, op, reduce, a, b, format="csc"))
+
+
+@pytest.mark.parametrize("min_blocks", [1, 10**9])
+def test_blocked_path_reads_edge_rows_by_id_in_a_spread_id_space(small_blocks, monkeypatch, min_blocks):
+    import graphkern.sparse as sparse
+
+    monkeypatch.setattr(sparse, "_EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS", min_blocks)
+    src, dst, n = CASES["unsorted_random"]()
+    src, dst = _in_source_order(src, dst)
+    ids = 3 * np.arange(src.size)[::-1] + 1  # every third id used, in reverse
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, eids=ids, num_edge_ids=3 * src.size + 2)
+    compact = gk.Graph.from_coo(src, dst, num_nodes=n)
+    rng = np.random.default_rng(5)
+    x = rng.random((n, 4))
+    w = rng.random((src.size, 1))
+    spread = np.full((g.num_edge_ids, 1), 7.0)  # garbage at unused ids: never read
+    spread[ids] = w
+    assert gk.explain(g, "spmm", op="mul", reduce="sum", ufeat_bytes=x.nbytes, out_chunks=1).kernel.startswith(
+        "spmm_blocked")
+    np.testing.assert_array_equal(gk.spmm(g, "mul", "sum", x, spread), gk.spmm(compact, "mul", "sum", x, w))

@@ -513,8 +513,8 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool):
     INIT = 0.0 if IS_SUM else (-np.inf if IS_MAX else np.inf)
 
     @njit(parallel=True, cache=True)
-    def kernel(block_rows, block_ptr, groups, src, dst, eids, degrees, x, w, A, B, loff, roff, out, arg_u, arg_e,
-               with_arg, mean):
+    def kernel(block_rows, block_ptr, groups, src, dst, eids, has_eids, degrees, x, w, A, B, loff, roff, out, arg_u,
+               arg_e, with_arg, mean):
         la = stride_for(LA, B)
         ra = stride_for(RA, B)
         D = A * B
@@ -539,7 +539,7 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool):
                 for j in range(block_ptr[blk], block_ptr[blk + 1]):
                     u = src[j]
                     v = dst[j]
-                    e = eids[j]
+                    e = eids[j] if has_eids else j  # without ids, w is in block order (edge_rows_to_blocks)
                     if GENERAL:
                         accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, u, e, v, A, B, la,
                                         ra, loff, roff, out, args_u, args_e, 0, with_arg)
@@ -662,6 +662,28 @@ def edge_slots(eids, num_edge_ids, slots):
     for j in prange(eids.size):
         slots[eids[j]] = j
     return slots
+
+
+@njit(parallel=True, cache=True)
+def edge_rows_to_blocks(slots, rows, out):
+    """``out[slots[e]] = rows[e]`` for every edge id with a slot: edge rows, read in id order, written in
+    block order (one write stream per block), so that the blocked kernel reads them as one stream instead
+    of through the ids, where each block fetches nearly every line of narrow rows again."""
+    E, D = rows.shape
+    if D == 1:  # flat: the common scalar weight per edge
+        flat_rows = rows.ravel()
+        flat_out = out.ravel()
+        for e in prange(E):
+            s = slots[e]
+            if s >= 0:
+                flat_out[s] = flat_rows[e]
+        return out
+    for e in prange(E):
+        s = slots[e]
+        if s >= 0:
+            for k in range(D):
+                out[s, k] = rows[e, k]
+    return out
 
 
 def spmm_packed_kernel(op: str, reduce: str, pattern: tuple):

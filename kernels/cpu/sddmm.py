@@ -1,11 +1,14 @@
 """g-SDDMM on the CPU: ``out[e] = op(L[e], R[e])`` with operands taken from u, v or e of each edge.
 
-Two orders over the same kernel body, generated per (op, broadcast pattern, format):
+Orders over the same kernel body, generated per (op, broadcast pattern, format):
 
 ``csr``  source-parallel over out-CSR rows (nnz-balanced parts): every out-edge of ``u`` reuses the row
          ``x[u]`` while it is in L1, which is what DGL's per-edge COO loop throws away.
 ``coo``  edge-parallel over the COO slots; when the COO is in edge-id order the output is written
          sequentially.
+``blocked``  operands from u and v over the destination blocks of the SpMM's blocked path (destination
+         rows in the L2 cache, source rows streamed), written in block order and then moved to edge-id
+         order (:func:`sddmm_blocked_kernel`, :func:`rows_to_edge_order`).
 
 ``dot`` reduces over the last axis of both operands (length ``reduce_size``) for each output element.
 The output is always indexed by edge id. Kernels trust their inputs (graphkern.sparse validated them).

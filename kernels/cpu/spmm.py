@@ -1,6 +1,6 @@
 """g-SpMM on the CPU: ``out[v] = reduce over in-edges (u, e, v) of op(x[u], w[e])``.
 
-Two paths, as in DGL, with graphkern's choices:
+Three paths: DGL's two, with graphkern's choices, and a cache-blocked one:
 
 ``spmm_csc``  destination-parallel over the CSC. Rows are split into parts of about equal non-zeros (not
               equal row counts, which load-imbalance power-law graphs), every row is reduced by one thread
@@ -11,6 +11,10 @@ Two paths, as in DGL, with graphkern's choices:
               contiguous chunk of edges into a private output; the partials are combined in chunk order,
               so ties still go to the earliest edge and there is no lock (DGL takes a global critical
               section for COO max/min).
+``spmm_blocked``  the edges in destination blocks sized to half the L2 cache, in source order within a
+              block (:func:`destination_blocks`): each edge adds into its output row in the cache while
+              ``x`` streams in order. Taken by the cost model (graphkern.sparse) when ``x`` outgrows the
+              L2; with CSC rows in source order its results equal the CSC kernels' bit for bit.
 
 Kernels are generated per (op, reducer, broadcast pattern, arg outputs) by :func:`spmm_csc_kernel` and
 :func:`spmm_coo_kernel`: the op, the reducer and the operand strides (graphkern._broadcast) are closure
@@ -316,7 +320,7 @@ def _spmm_csc_vector_kernel(op: str, reduce: str, pattern: tuple, wide: bool):
                 if end == start:
                     continue  # out is zero and args are -1 already: graphkern's rule for empty rows
                 if not WIDE:
-                    # one accumulator, edges in CSC order: sums equal every other path's (tiled CSR, COO,
+                    # one accumulator, edges in CSC order: sums equal every other path's (blocked, COO,
                     # CUDA) bit for bit; two alternating accumulators measured 7% faster
                     mask = vmask(B, LANES)
                     acc = vfull(out, INIT, LANES)

@@ -327,6 +327,17 @@ def _vertices_with_edges(g, indptr) -> int:
     return count
 
 
+def _claim_buffers(g, n: int, parts: int, dtype):
+    """The top-down claim buffers (``claim_v``, ``claim_u``, ``fills``, ``counter``), kept with the graph."""
+    size = _bfs.claim_buffer_size(n, parts)
+    buffers = g._cache.get("bfs_claims")
+    if buffers is None or buffers[0].size < size:
+        buffers = g._cache["bfs_claims"] = (np.empty(size, dtype=dtype), np.empty(size, dtype=dtype),
+                                            np.zeros(size // _bfs.CLAIM_CHUNK + 1, dtype=np.int64),
+                                            np.zeros(1, dtype=np.int64))
+    return buffers
+
+
 def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSResult:
     import numba
 
@@ -429,7 +440,11 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             np.copyto(before, visited)
             unreached = max(_vertices_with_edges(g, indptr) - reached, 0)
             words = before if scout > STALE_GATHER_EDGES_PER_CLAIM * unreached else visited
-            _bfs.top_down_step(indptr, indices, frontier, bounds, parents, visited, words.view(indices.dtype))
+            claim_v, claim_u, fills, counter = _claim_buffers(g, n, bounds.size - 1, dtype)
+            counter[0] = 0
+            _bfs.top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, counter, visited,
+                               words.view(indices.dtype))
+            _bfs.write_claimed_parents(claim_v, claim_u, fills, counter, parents)
             count, scout = _bfs.claimed_vertices(visited, before, indptr, levels, level, queue_buf)
             found, scout = queue_buf[:count], int(scout)
             reached += int(count)

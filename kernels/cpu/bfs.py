@@ -243,10 +243,17 @@ ROW_START_AHEAD = 4
 
 
 @njit(parallel=True, cache=True)
-def top_down_step(indptr, indices, frontier, bounds, parents, visited, words):
+def top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, counter, visited, words):
     """Claim the unvisited out-neighbours of the frontier: set each one's bit of ``visited`` by
-    compare-and-swap, and the thread whose swap sets it writes ``parents[v]``. :func:`claimed_vertices`
-    then lists the bits the level set (the next frontier) and writes their levels.
+    compare-and-swap, and the thread whose swap sets it records ``(v, u)`` in the claim buffers
+    (``claim_v``, ``claim_u``: chunks of :data:`CLAIM_CHUNK` slots that each part takes from ``counter``,
+    its fill in ``fills``); :func:`write_claimed_parents` then writes the parents and
+    :func:`claimed_vertices` lists the bits the level set (the next frontier) and writes their levels.
+    Why the buffer: a compare-and-swap waits until every earlier store of its core is done, and a
+    ``parents[v]`` store right before it is a cache miss at a random line, so each claim waited for the
+    last one's miss; buffered stores hit the cache, and the parents are written afterwards with no
+    locked instruction between them (scale-20 Kronecker, the two big levels: 22.6 and 8.4 ms with the
+    store in place, 18.4 and 5.8 ms with no parent written at all).
 
     ``bounds`` splits the frontier into parts of about equal out-degree (hubs do not serialise a level).
     Each neighbour is first looked up in a bit map, sixteen at a time: a vector load of the neighbours,
@@ -270,6 +277,8 @@ def top_down_step(indptr, indices, frontier, bounds, parents, visited, words):
     one = vint(indices, 1, 16)
     size = frontier.size
     for p in prange(bounds.size - 1):
+        pos = 0
+        stop = 0
         for i in range(bounds[p], bounds[p + 1]):
             if i + FRONTIER_AHEAD < size:
                 prefetch_item(indptr, frontier[i + FRONTIER_AHEAD])
@@ -292,10 +301,48 @@ def top_down_step(indptr, indices, frontier, bounds, parents, visited, words):
                     while not (word & bit):  # until this thread sets the bit or sees it set
                         held = atomic_cas(visited, w, word, word | bit)
                         if held == word:
-                            parents[v] = u
+                            if pos == stop:  # this part's chunk is full (or it has none): take the next
+                                if stop:
+                                    fills[(stop - 1) // CLAIM_CHUNK] = CLAIM_CHUNK
+                                pos = _take_claim_chunk(counter)
+                                stop = pos + CLAIM_CHUNK
+                            claim_v[pos] = v
+                            claim_u[pos] = u
+                            pos += 1
                             break
                         word = held
                 j += 16
+        if stop:
+            fills[(stop - 1) // CLAIM_CHUNK] = pos - (stop - CLAIM_CHUNK)
+
+
+# Slots of the claim buffers a top-down part takes at once (one atomic add per chunk).
+CLAIM_CHUNK = 1024
+
+
+def claim_buffer_size(num_nodes: int, parts: int) -> int:
+    """Slots the claim buffers need: every vertex at most once, plus a part-filled chunk per part."""
+    return num_nodes + (parts + 1) * CLAIM_CHUNK
+
+
+@njit(inline="always")
+def _take_claim_chunk(counter):
+    """The first slot of a fresh chunk: ``counter[0]`` advanced by :data:`CLAIM_CHUNK`, atomically."""
+    old = counter[0]
+    while True:
+        held = atomic_cas(counter, 0, old, old + CLAIM_CHUNK)
+        if held == old:
+            return old
+        old = held
+
+
+@njit(parallel=True, cache=True)
+def write_claimed_parents(claim_v, claim_u, fills, counter, parents):
+    """``parents[v] = u`` for every claim :func:`top_down_step` recorded (the chunks below ``counter[0]``)."""
+    for k in prange(counter[0] // CLAIM_CHUNK):
+        base = k * CLAIM_CHUNK
+        for i in range(fills[k]):
+            parents[claim_v[base + i]] = claim_u[base + i]
 
 
 @njit(parallel=True, cache=True)

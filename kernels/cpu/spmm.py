@@ -15,6 +15,8 @@ Three paths: DGL's two, with graphkern's choices, and a cache-blocked one:
               block (:func:`destination_blocks`): each edge adds into its output row in the cache while
               ``x`` streams in order. Taken by the cost model (graphkern.sparse) when ``x`` outgrows the
               L2; with CSC rows in source order its results equal the CSC kernels' bit for bit.
+              CPU only: a GPU hides its gathers' latency with the warps in flight, and the CUDA
+              backend keeps the CSC and COO kernels (kernels/cuda/).
 
 Kernels are generated per (op, reducer, broadcast pattern, arg outputs) by :func:`spmm_csc_kernel` and
 :func:`spmm_coo_kernel`: the op, the reducer and the operand strides (graphkern._broadcast) are closure

@@ -12,10 +12,11 @@ Large outputs (:data:`MIN_BYTES` and up) are anonymous memory maps advised ``MAD
 honoured when ``/sys/kernel/mm/transparent_hugepage/enabled`` is ``always`` or ``madvise``), aligned to
 2 MB; they are ordinary writable NumPy arrays. When the last array over a map goes, the map is kept in
 a small pool (:data:`POOL_MAPS` maps, :data:`POOL_BYTES` in all) for the next output of the same size,
-instead of being unmapped. Why: a freshly faulted huge page is only cheap when the memory behind it is
-warm. On a virtual machine the guest reports free 2 MB blocks to the host, which drops them, and the
-next fault on such a block is paid again page by page by the host: measured here, copy_u_sum at F = 16
-took 38-41 ms on fresh maps between slower peer calls against 14-19 ms on reused or 4 KB memory.
+instead of being unmapped (:func:`release_pool` unmaps them). Why: a freshly faulted huge page is
+only cheap when the memory behind it is warm. On a virtual machine the guest reports free 2 MB blocks
+to the host, which drops them, and the next fault on such a block is paid again page by page by the
+host: measured here, copy_u_sum at F = 16 took 38-41 ms on fresh maps between slower peer calls
+against 14-19 ms on reused or 4 KB memory.
 Smaller arrays, other platforms, or ``GRAPHKERN_HUGE_PAGES=0`` get plain NumPy arrays.
 """
 
@@ -70,6 +71,15 @@ def _release(region: mmap.mmap) -> None:
             _pool.setdefault(len(region), []).append(region)
             return
     region.close()
+
+
+def release_pool() -> None:
+    """Unmap every pooled map now (the pool refills as later outputs are freed)."""
+    with _pool_lock:
+        maps = [region for regions in _pool.values() for region in regions]
+        _pool.clear()
+    for region in maps:
+        region.close()
 
 
 def _acquire(size: int):

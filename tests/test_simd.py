@@ -176,6 +176,8 @@ def test_the_pool_holds_a_bounded_number_of_maps(monkeypatch):
     arrays = [_memory.zeros((_memory.MIN_BYTES,), np.uint8) for _ in range(4)]
     del arrays
     assert sum(len(maps) for maps in _memory._pool.values()) == 2
+    _memory.release_pool()
+    assert _memory._pool == {}
 
 
 def test_huge_pages_can_be_switched_off(monkeypatch):

@@ -56,6 +56,18 @@ def how_to_build(g, fmt: str) -> str | None:
     return "from the coo by a stable parallel count sort"
 
 
+def csc_rows_sorted(g) -> bool:
+    """Whether the CSC lists each row's sources in ascending order (checked once per graph, cached): the
+    BFS pull step and the blocked SpMM both ask."""
+    flag = g._cache.get("csc_rows_sorted")
+    if flag is None:
+        from .kernels.cpu.sort import rows_are_sorted
+
+        indptr, indices, _ = g._raw("csc")
+        flag = g._cache["csc_rows_sorted"] = bool(rows_are_sorted(indptr, indices))
+    return flag
+
+
 def select_format(g, preferred: str, supported: tuple[str, ...], cost_model: Callable | None = None,
                   **params) -> tuple[str, list[str]]:
     """The format a kernel family runs on, with the reasons for the choice.

@@ -18,7 +18,7 @@ import numpy as np
 from . import _broadcast, _cuda, _memory
 from ._config import resolve_backend
 from ._validate import check_choice
-from .dispatch import Plan, how_to_build, plan, register_planner, select_format
+from .dispatch import Plan, csc_rows_sorted, how_to_build, plan, register_planner, select_format
 from .kernels.cpu import edge_softmax as _softmax_cpu
 from .kernels.cpu import sddmm as _sddmm_cpu
 from .kernels.cpu import spmm as _spmm_cpu
@@ -202,17 +202,6 @@ def _block_slots(g, base: str, rows_per_block: int, eid: np.ndarray) -> np.ndarr
     return slots
 
 
-def _csc_rows_in_order(g) -> bool:
-    """Whether each CSC row lists its sources in ascending order (then the blocked path equals the CSC
-    kernels bit for bit); cached."""
-    flag = g._cache.get("csc_rows_in_order")
-    if flag is None:
-        indptr, indices, _ = g._raw("csc")
-        flag = bool(_spmm_cpu.rows_in_order(indptr, indices))
-        g._cache["csc_rows_in_order"] = flag
-    return flag
-
-
 def _edge_word(g) -> str:
     """How an error names an edge feature's row: per edge, or per edge id when some ids are unused."""
     return "edge" if g.num_edge_ids == g.num_edges else "edge id"
@@ -276,7 +265,7 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
                  and csc_permutes)
     if not (gathers_x or gathers_w):
         return None
-    if not _csc_rows_in_order(g):
+    if not csc_rows_sorted(g):
         return None
     what = "ufeat" if gathers_x else "edge rows behind the csc's edge ids"
     size = f"{l2 >> 10} KB" if l2 >= 1024 else f"{l2} bytes"

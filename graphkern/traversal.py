@@ -17,6 +17,7 @@ from ._config import resolve_backend
 from ._cuda import to_host
 from ._validate import check_choice, check_int_scalar
 from .dispatch import Plan, how_to_build, plan, register_planner
+from .dispatch import csc_rows_sorted as _csc_rows_sorted
 from .kernels.cpu import bfs as _bfs
 
 __all__ = ["bfs", "BFSResult", "ALGORITHMS"]
@@ -279,15 +280,6 @@ def _search_packed(dg, source: int) -> BFSResult:
         frontier = _bfs.bitmap_to_queue(next_front, queue, True)[:found].copy() if found else frontier[:0]
         trace.append((level, "top_down", -1, int(found), time.perf_counter() - t0))
     return BFSResult(parents, levels, source, "top_down", trace)
-
-
-def _csc_rows_sorted(g) -> bool:
-    """Whether the CSC lists each row's sources in ascending order (checked once per graph)."""
-    flag = g._cache.get("csc_rows_sorted")
-    if flag is None:
-        indptr, indices, _ = g._raw("csc")
-        flag = g._cache["csc_rows_sorted"] = bool(_bfs.rows_are_sorted(indptr, indices))
-    return flag
 
 
 def _hubs(g, in_indptr, in_indices, out_indptr):

@@ -412,18 +412,6 @@ def spmsv_pull_step_sorted(in_indptr, in_indices, front, next_front, parents, le
     return awake
 
 
-@njit(parallel=True, cache=True)
-def rows_are_sorted(indptr, indices):
-    """True when every row's indices are non-decreasing."""
-    unsorted = 0
-    for r in prange(indptr.size - 1):
-        for j in range(indptr[r] + 1, indptr[r + 1]):
-            if indices[j] < indices[j - 1]:
-                unsorted += 1
-                break
-    return unsorted == 0
-
-
 @njit(cache=True)
 def bfs_queue_order(indptr, indices, sources, depth_limit, levels, parents, order):
     """Sequential queue BFS in adjacency order: the exact visiting order of networkx's BFS.

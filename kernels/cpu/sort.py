@@ -551,6 +551,18 @@ def scatter_by_eid(values, eids, out):
 
 
 @njit(parallel=True, cache=True)
+def rows_are_sorted(indptr, indices):
+    """True when every row's indices are non-decreasing."""
+    unsorted = 0
+    for r in prange(indptr.size - 1):
+        for j in range(indptr[r] + 1, indptr[r + 1]):
+            if indices[j] < indices[j - 1]:
+                unsorted += 1
+                break
+    return unsorted == 0
+
+
+@njit(parallel=True, cache=True)
 def mark_unique_sorted_rows(indptr, indices, drop_self_loops, keep):
     """In a CSR with sorted rows, keep the first slot of every distinct (row, col); optionally drop r == c."""
     num_rows = indptr.size - 1

@@ -501,7 +501,7 @@ def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int):
     then re-read for 4x more blocks.
 
     Every output row still reduces its edges in source order from the reducer's start value; when the
-    CSC's rows are in source order too (:func:`rows_in_order`), sums, means, max/min and their arg
+    CSC's rows are in source order too (:func:`.sort.rows_are_sorted`), sums, means, max/min and their arg
     outputs equal the CSC kernels' bit for bit, ties included.
     """
     return _spmm_blocked_kernel(op, _family(reduce), pattern, chunks > 1)
@@ -587,19 +587,6 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool):
                                 vstore(out, v, col, vload(out, v, col, mask) / vfull(out, degree, LANES), mask)
 
     return kernel
-
-
-@njit(parallel=True, cache=True)
-def rows_in_order(indptr, indices):
-    """Whether every row of a compressed matrix lists its columns in ascending order (ties allowed)."""
-    rows = indptr.size - 1
-    bad = 0
-    for r in prange(rows):
-        for j in range(indptr[r] + 1, indptr[r + 1]):
-            if indices[j] < indices[j - 1]:
-                bad += 1
-                break
-    return bad == 0
 
 
 def block_shift(rows_per_block: int) -> int:

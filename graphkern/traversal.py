@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _memory
 from ._config import resolve_backend
 from ._cuda import to_host
 from ._validate import check_choice, check_int_scalar
@@ -210,8 +211,8 @@ def _multi_source(g, roots: list[int]) -> list[BFSResult]:
         batch = roots[start:start + MS_BATCH]
         k = len(batch)
         full = np.uint64((1 << k) - 1) if k < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
-        parents = np.empty((k, n), dtype=dtype)
-        levels = np.empty((k, n), dtype=dtype)
+        parents = _memory.empty((k, n), dtype)
+        levels = _memory.empty((k, n), dtype)
         _bfs.fill_unreached(parents, levels)
         seen.fill(0)
         frontier.fill(0)
@@ -262,8 +263,8 @@ def _search_packed(dg, source: int) -> BFSResult:
     import numba
 
     n = dg.num_nodes
-    parents = np.full(n, -1, dtype=np.int64)
-    levels = np.full(n, -1, dtype=np.int64)
+    parents = _memory.full(n, -1, np.int64)
+    levels = _memory.full(n, -1, np.int64)
     parents[source] = source
     levels[source] = 0
     next_front = np.zeros(n, dtype=np.uint8)
@@ -330,6 +331,27 @@ def _claim_buffers(g, n: int, parts: int, dtype):
     return buffers
 
 
+# top-down levels give each thread a private copy of the visited map while all the copies together take
+# at most this many bytes; past it they share one map (claims by compare-and-swap). See _private_maps.
+PRIVATE_MAPS_MAX_BYTES = 256 << 20
+
+
+def _private_maps(g, words: int):
+    """One visited map per thread for :func:`top_down_step_private` (cached with the graph), or None when
+    they would take more than :data:`PRIVATE_MAPS_MAX_BYTES`. A thread's map lives in its own cache, where
+    the shared map's lines travel between cores on every claim (scale-20 Kronecker, 2 threads, the 16
+    Graph500 keys in turn in one process: a top-down search 21.7 against 28.6 ms, medians)."""
+    import numba
+
+    workers = numba.get_num_threads()
+    if workers * words * 8 > PRIVATE_MAPS_MAX_BYTES:
+        return None
+    maps = g._cache.get("bfs_private_maps")
+    if maps is None or maps.shape != (workers, words):
+        maps = g._cache["bfs_private_maps"] = np.empty((workers, words), dtype=np.uint64)
+    return maps
+
+
 def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSResult:
     import numba
 
@@ -348,8 +370,10 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
                                        np.zeros((n + 63) // 64, dtype=np.uint64)]
     # frontiers are views into the queue buffers; `before` is the visited map as a top-down level found it
     queue_buf, spare_buf, front, next_front, visited, before = work
-    parents = np.empty(n, dtype=dtype)
-    levels = np.empty(n, dtype=dtype)
+    # results come from the recycled output maps: fresh pages cost 1.9 ms a search at scale 20, the
+    # pool 0.2 ms (graphkern._memory)
+    parents = _memory.empty(n, dtype)
+    levels = _memory.empty(n, dtype)
     _bfs.init_search(parents, levels, visited, source)
     trace = []
     frontier = np.array([source], dtype=dtype)
@@ -359,11 +383,16 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
     edges_to_check = g.num_edges
     scout = int(indptr[source + 1] - indptr[source])
     spmsv = algorithm == "spmsv"
-    best = np.full(n, -1, dtype=dtype) if spmsv else None
+    best = _memory.full(n, -1, dtype) if spmsv else None
     hubs, hubs_looked_up = None, False
     reached = 1  # vertices with a level so far
+    next_part = np.zeros(1, dtype=np.int64)  # the private top-down step's work counter
+    chunk_scouts = np.empty(_bfs.claim_chunks(visited.size), dtype=np.int64)  # claimed_vertices' chunk sums
+    chunk_starts = np.empty(chunk_scouts.size + 1, dtype=np.int64)
+    next_bounds = None  # the next top-down level's parts, when claimed_vertices listed its frontier
 
     while frontier.size:
+        listed_bounds, next_bounds = next_bounds, None  # only for the frontier the last level listed
         bottom_up = algorithm == "bottom_up" or (
             algorithm in ("direction_optimizing", "spmsv") and scout > edges_to_check / alpha)
         if bottom_up:
@@ -417,7 +446,7 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             trace.append((level, "top_down", int(frontier.size), int(found.size), time.perf_counter() - t0))
             frontier = found
             continue
-        bounds = _bfs.degree_balanced_bounds(indptr, frontier, parts)
+        bounds = _bfs.degree_balanced_bounds(indptr, frontier, parts) if listed_bounds is None else listed_bounds
         if spmsv:
             _bfs.spmsv_push_step(indptr, indices, frontier, bounds, parents, best, next_front)
             found = _bfs.bitmap_to_queue(next_front, queue_buf, True)
@@ -425,20 +454,31 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             scout = int(_bfs.sum_degrees(indptr, found)) if found.size else 0
             reached += found.size
         else:
-            # claims set bits of `visited`; the bits the level set are the next frontier. The gather reads
-            # the map as the level found it when few claims can come of many edges (at most the vertices
-            # with edges not reached yet: the lines claims write then stay out of the other core's
-            # gathers), else the live map (many claims: it filters the repeats). See top_down_step.
+            # claims set bits of `visited`; the bits the level set are the next frontier. With a private map
+            # per thread each claims on its own copy and the copies are ORed in afterwards. On one shared
+            # map (too many threads for that) the gather reads the map as the level found it when few
+            # claims can come of many edges (at most the vertices with edges not reached yet: the lines
+            # claims write then stay out of the other core's gathers), else the live map (many claims: it
+            # filters the repeats). See top_down_step_private and top_down_step.
             np.copyto(before, visited)
-            unreached = max(_vertices_with_edges(g, indptr) - reached, 0)
-            words = before if scout > STALE_GATHER_EDGES_PER_CLAIM * unreached else visited
-            claim_v, claim_u, fills, counter = _claim_buffers(g, n, bounds.size - 1, dtype)
-            counter[0] = 0
-            _bfs.top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, counter, visited,
-                               words.view(indices.dtype))
-            _bfs.write_claimed_parents(claim_v, claim_u, fills, counter, parents)
-            count, scout = _bfs.claimed_vertices(visited, before, indptr, levels, level, queue_buf)
+            maps = _private_maps(g, visited.size)
+            if maps is not None:
+                _bfs.top_down_step_private(indptr, indices, frontier, bounds, visited, maps, maps.view(indices.dtype),
+                                           parents, next_part)
+                _bfs.merge_private_maps(maps, visited)
+            else:
+                unreached = max(_vertices_with_edges(g, indptr) - reached, 0)
+                words = before if scout > STALE_GATHER_EDGES_PER_CLAIM * unreached else visited
+                claim_v, claim_u, fills, counter = _claim_buffers(g, n, bounds.size - 1, dtype)
+                counter[0] = 0
+                _bfs.top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, counter, visited,
+                                   words.view(indices.dtype))
+                _bfs.write_claimed_parents(claim_v, claim_u, fills, counter, parents)
+            count, scout = _bfs.claimed_vertices(visited, before, indptr, levels, level, queue_buf, chunk_starts,
+                                                 chunk_scouts)
             found, scout = queue_buf[:count], int(scout)
+            if scout >= n // _SLOTS_BELOW:  # the next level scans the map too: split it by the chunk sums
+                next_bounds = _bfs.bounds_from_chunks(chunk_starts, chunk_scouts, parts)
             reached += int(count)
         queue_buf, spare_buf = spare_buf, queue_buf
         trace.append((level, "push" if spmsv else "top_down", int(frontier.size), int(found.size),

@@ -54,20 +54,42 @@ def test_graph_cases_undirected(case, algorithm):
         assert r.depth == 100_000 - 1 - _source(g)
 
 
-@pytest.mark.parametrize("gather", ["live_map", "map_before_the_level"])
+@pytest.mark.parametrize("maps", ["private", "shared_live_map", "shared_map_before_the_level"])
 @pytest.mark.parametrize("case", ["hub", "unsorted_random", "kronecker_10", "multi_edges"])
-def test_top_down_claims_with_either_gather_map(case, gather, monkeypatch):
-    """Top-down levels gather from the live visited map or from the map as the level found it (a
-    heuristic picks per level); either way every vertex is claimed exactly once, at its level."""
+def test_top_down_claims_with_each_visited_map(case, maps, monkeypatch):
+    """Top-down levels claim on a private visited map per thread (merged after the level), or, when those
+    would take too much memory, on one shared map gathered live or as the level found it (a heuristic
+    picks per level); every way, every vertex is claimed at its level with a valid parent."""
     import graphkern.traversal as traversal
 
-    monkeypatch.setattr(traversal, "STALE_GATHER_EDGES_PER_CLAIM", 0 if gather == "map_before_the_level" else 1 << 60)
+    if maps != "private":
+        monkeypatch.setattr(traversal, "PRIVATE_MAPS_MAX_BYTES", 0)
+        monkeypatch.setattr(traversal, "STALE_GATHER_EDGES_PER_CLAIM",
+                            0 if maps == "shared_map_before_the_level" else 1 << 60)
     src, dst, n = CASES[case]()
     for directed in (True, False):
         if not directed:
             src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         g = gk.Graph.from_coo(src, dst, num_nodes=n)
         _check(g, _source(g), "top_down", directed=directed)
+        _check(g, _source(g), "direction_optimizing", directed=directed)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_private_top_down_with_any_thread_count(threads):
+    """One private map per thread: the maps follow the thread count between searches, and a vertex
+    that several threads claim in one level still gets one level and a valid parent."""
+    import numba
+
+    src, dst, n = CASES["kronecker_10"]()
+    g = gk.Graph.from_coo(np.concatenate([src, dst]), np.concatenate([dst, src]), num_nodes=n)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        _check(g, _source(g), "top_down", directed=False)
+        assert g._cache["bfs_private_maps"].shape[0] == numba.get_num_threads()
+    finally:
+        numba.set_num_threads(before)
 
 
 def test_claimed_vertices_against_numpy():
@@ -88,11 +110,28 @@ def test_claimed_vertices_against_numpy():
 
     levels = np.full(n, -1, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
-    count, scout = kernels.claimed_vertices(pack(after_set), pack(before_set), indptr, levels, 7, out)
+    chunk_scouts = np.empty(kernels.claim_chunks(words), dtype=np.int64)
+    chunk_starts = np.empty(chunk_scouts.size + 1, dtype=np.int64)
+    assert chunk_scouts.size == 78  # 5001 words, 64 to a chunk
+    count, scout = kernels.claimed_vertices(pack(after_set), pack(before_set), indptr, levels, 7, out, chunk_starts,
+                                            chunk_scouts)
     want = np.flatnonzero(after_set & ~before_set)
     np.testing.assert_array_equal(out[:count], want)
     np.testing.assert_array_equal(np.flatnonzero(levels == 7), want)
-    assert scout == int(np.diff(indptr)[want].sum())
+    degrees = np.diff(indptr)
+    assert scout == int(degrees[want].sum())
+    # per chunk of words: where its vertices start in `out`, and their degree sum
+    edges = (words * np.arange(chunk_scouts.size + 1)) // chunk_scouts.size * 64
+    np.testing.assert_array_equal(chunk_starts, np.searchsorted(want, edges))
+    np.testing.assert_array_equal(chunk_scouts, [degrees[want[a:b]].sum() for a, b in
+                                                 zip(chunk_starts[:-1], chunk_starts[1:])])
+    # the next level's parts: cut at chunk edges, each part's degree sum near an equal share
+    parts = 6
+    bounds = kernels.bounds_from_chunks(chunk_starts, chunk_scouts, parts)
+    assert bounds[0] == 0 and bounds[-1] == count and bounds.size == parts + 1 and np.all(np.diff(bounds) >= 0)
+    assert set(bounds) <= set(chunk_starts)
+    sums = np.array([degrees[want[a:b]].sum() for a, b in zip(bounds[:-1], bounds[1:])])
+    assert sums.sum() == scout and sums.max() <= scout / parts + chunk_scouts.max()
 
 
 def _reference_hubs(g):

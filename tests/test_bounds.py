@@ -60,6 +60,11 @@ SCRIPT = textwrap.dedent("""
         for root in (0, 458, 1023):
             r = gk.bfs(k, root, algorithm=alg)
             gk.graph500.validate(k, root, r.parents, r.levels)
+    import graphkern.traversal as traversal
+    traversal.PRIVATE_MAPS_MAX_BYTES = 0                    # top-down on the shared map (claim buffers)
+    for root in (0, 458):
+        r = gk.bfs(gk.graph.kronecker(10), root, algorithm="top_down")
+        gk.graph500.validate(k, root, r.parents, r.levels)
     dg = gk.DynamicGraph(50)                                # GPMA: locate with prefetching, merges, rebuilds
     dg.apply(insert=(rng.integers(0, 50, 3000), rng.integers(0, 50, 3000)))
     dg.apply(delete=(rng.integers(0, 50, 1000), rng.integers(0, 50, 1000)),

@@ -460,13 +460,13 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             # claims can come of many edges (at most the vertices with edges not reached yet: the lines
             # claims write then stay out of the other core's gathers), else the live map (many claims: it
             # filters the repeats). See top_down_step_private and top_down_step.
-            np.copyto(before, visited)
             maps = _private_maps(g, visited.size)
             if maps is not None:
                 _bfs.top_down_step_private(indptr, indices, frontier, bounds, visited, maps, maps.view(indices.dtype),
                                            parents, next_part)
-                _bfs.merge_private_maps(maps, visited)
+                claimed, known = maps, visited
             else:
+                np.copyto(before, visited)
                 unreached = max(_vertices_with_edges(g, indptr) - reached, 0)
                 words = before if scout > STALE_GATHER_EDGES_PER_CLAIM * unreached else visited
                 claim_v, claim_u, fills, counter = _claim_buffers(g, n, bounds.size - 1, dtype)
@@ -474,7 +474,8 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
                 _bfs.top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, counter, visited,
                                    words.view(indices.dtype))
                 _bfs.write_claimed_parents(claim_v, claim_u, fills, counter, parents)
-            count, scout = _bfs.claimed_vertices(visited, before, indptr, levels, level, queue_buf, chunk_starts,
+                claimed, known = visited[None, :], before  # `before` becomes a copy of `visited` again
+            count, scout = _bfs.claimed_vertices(claimed, known, indptr, levels, level, queue_buf, chunk_starts,
                                                  chunk_scouts)
             found, scout = queue_buf[:count], int(scout)
             if scout >= n // _SLOTS_BELOW:  # the next level scans the map too: split it by the chunk sums

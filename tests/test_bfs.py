@@ -113,8 +113,14 @@ def test_claimed_vertices_against_numpy():
     chunk_scouts = np.empty(kernels.claim_chunks(words), dtype=np.int64)
     chunk_starts = np.empty(chunk_scouts.size + 1, dtype=np.int64)
     assert chunk_scouts.size == 78  # 5001 words, 64 to a chunk
-    count, scout = kernels.claimed_vertices(pack(after_set), pack(before_set), indptr, levels, 7, out, chunk_starts,
-                                            chunk_scouts)
+    # the level's claims in two rows (two threads' private maps, each from the map before the level) that
+    # overlap, and whose union is after_set
+    first = after_set & (rng.random(n) < 0.6)
+    second = (after_set & ~first) | (after_set & (rng.random(n) < 0.3))
+    rows = np.stack([pack(before_set | first), pack(before_set | second)])
+    known = pack(before_set)
+    count, scout = kernels.claimed_vertices(rows, known, indptr, levels, 7, out, chunk_starts, chunk_scouts)
+    np.testing.assert_array_equal(known, pack(after_set))  # the map now holds the union
     want = np.flatnonzero(after_set & ~before_set)
     np.testing.assert_array_equal(out[:count], want)
     np.testing.assert_array_equal(np.flatnonzero(levels == 7), want)

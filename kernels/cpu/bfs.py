@@ -324,8 +324,8 @@ def top_down_step_private(indptr, indices, frontier, bounds, visited, maps, map_
     """:func:`top_down_step` with no shared writes but the parents: each of the ``maps.shape[0]``
     workers starts from its own copy of ``visited`` (a row of ``maps``), claims an unvisited
     out-neighbour by setting its bit there with a plain store and writes ``parents[v] = u`` at once;
-    :func:`merge_private_maps` then ORs the rows into ``visited``. Workers take parts of the frontier
-    (``bounds``, about equal out-degree) in turn from ``next_part``.
+    :func:`claimed_vertices` then lists the bits the rows set and ORs them into ``visited``. Workers
+    take parts of the frontier (``bounds``, about equal out-degree) in turn from ``next_part``.
 
     Why: on the shared map the two cores' claims and gathers keep taking each other's cache lines, and
     every claim is a locked compare-and-swap. Here a worker only sees its own claims, so a vertex found
@@ -391,16 +391,6 @@ def _take_part(next_part, parts):
     return parts
 
 
-@njit(parallel=True, cache=True)
-def merge_private_maps(maps, visited):
-    """``visited`` = the OR of the rows of ``maps`` (each started as ``visited``)."""
-    for w in prange(visited.size):
-        word = maps[0, w]
-        for worker in range(1, maps.shape[0]):
-            word |= maps[worker, w]
-        visited[w] = word
-
-
 # Slots of the claim buffers a top-down part takes at once (one atomic add per chunk).
 CLAIM_CHUNK = 1024
 
@@ -430,14 +420,24 @@ def write_claimed_parents(claim_v, claim_u, fills, counter, parents):
             parents[claim_v[base + i]] = claim_u[base + i]
 
 
+@njit(inline="always")
+def _union(maps, w):
+    word = maps[0, w]
+    for row in range(1, maps.shape[0]):
+        word |= maps[row, w]
+    return word
+
+
 @njit(parallel=True, cache=True)
-def claimed_vertices(visited, before, indptr, levels, level, out, chunk_starts, chunk_scouts):
-    """The vertices whose bit is set in ``visited`` but not in ``before`` (a level's claims), in
-    ascending order into ``out``, with ``levels[v] = level``. Returns ``(count, scout)``, ``scout`` being
-    the sum of their out-degrees (GAP's count for the direction switch). Two parallel passes over
-    ``chunk_scouts.size`` chunks of words: count the new bits, then list them. Per chunk ``c`` it leaves
-    where its vertices start in ``out`` (``chunk_starts[c]``, ``chunk_starts[-1] == count``) and their
-    degree sum (``chunk_scouts[c]``): enough to split the next level into parts of about equal
+def claimed_vertices(maps, visited, indptr, levels, level, out, chunk_starts, chunk_scouts):
+    """The vertices whose bit is set in some row of ``maps`` but not in ``visited`` (a level's claims),
+    in ascending order into ``out``, with ``levels[v] = level``; ``visited`` then becomes the union
+    (the private maps of :func:`top_down_step_private`, or one row: the shared map of
+    :func:`top_down_step` against its copy from before the level). Returns ``(count, scout)``, ``scout``
+    being the sum of their out-degrees (GAP's count for the direction switch). Two parallel passes
+    over ``chunk_scouts.size`` chunks of words: count the new bits, then list them. Per chunk ``c`` it
+    leaves where its vertices start in ``out`` (``chunk_starts[c]``, ``chunk_starts[-1] == count``) and
+    their degree sum (``chunk_scouts[c]``): enough to split the next level into parts of about equal
     out-degree without another pass over the frontier (:func:`bounds_from_chunks`)."""
     words = visited.size
     chunks = chunk_scouts.size
@@ -445,7 +445,7 @@ def claimed_vertices(visited, before, indptr, levels, level, out, chunk_starts, 
     for c in prange(chunks):
         k = 0
         for w in range((words * c) // chunks, (words * (c + 1)) // chunks):
-            k += popcount(visited[w] & ~before[w])
+            k += popcount(_union(maps, w) & ~visited[w])
         chunk_starts[c + 1] = k
     for c in range(chunks):
         chunk_starts[c + 1] += chunk_starts[c]
@@ -453,7 +453,9 @@ def claimed_vertices(visited, before, indptr, levels, level, out, chunk_starts, 
         pos = chunk_starts[c]
         scout = 0
         for w in range((words * c) // chunks, (words * (c + 1)) // chunks):
-            new = visited[w] & ~before[w]
+            union = _union(maps, w)
+            new = union & ~visited[w]
+            visited[w] = union
             while new:
                 v = w * 64 + _lowest_bit(new)
                 new &= new - np.uint64(1)

@@ -240,9 +240,12 @@ def init_search(parents, levels, visited, source):
 
 
 # Top-down steps prefetch the row offsets of the frontier vertex this many places ahead, and the row's
-# first line a few places ahead (a frontier of many short rows is a chain of cache misses otherwise).
-FRONTIER_AHEAD = 16
-ROW_START_AHEAD = 4
+# first line fewer places ahead (a frontier of many short rows is a chain of cache misses otherwise). A
+# level of 200-500K frontier vertices with 2-60 edges each needs the distance: scale-20 Kronecker, 2
+# threads, 16 Graph500 keys, a top-down search 19.2-19.7 ms at 96/32, 19.4-20.1 at 64/24, 21.3 at 48/16
+# and 22.4-22.9 ms at 16/4 (medians, processes alternated).
+FRONTIER_AHEAD = 96
+ROW_START_AHEAD = 32
 
 
 @njit(parallel=True, cache=True)

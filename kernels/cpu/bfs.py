@@ -248,6 +248,26 @@ FRONTIER_AHEAD = 96
 ROW_START_AHEAD = 32
 
 
+@njit(inline="always")
+def _prefetch_rows_ahead(indptr, indices, frontier, i):
+    """Prefetch the row offsets of frontier vertex ``i + FRONTIER_AHEAD`` and the first line of the row
+    of vertex ``i + ROW_START_AHEAD`` (whose offsets came in earlier)."""
+    if i + FRONTIER_AHEAD < frontier.size:
+        prefetch_item(indptr, frontier[i + FRONTIER_AHEAD])
+    if i + ROW_START_AHEAD < frontier.size:
+        prefetch_item(indices, indptr[frontier[i + ROW_START_AHEAD]])
+
+
+@njit(inline="always")
+def _unvisited_lanes(indices, j, end, words, shift, low, one):
+    """Bit ``k`` set for each neighbour ``indices[j + k]`` (``j + k < end``, up to sixteen) whose bit in
+    the map ``words`` is clear: one vector load, one gather of the words, one bit test."""
+    lanes = vmask(end - j, 16)
+    neighbours = vload_at(indices, j, lanes)
+    seen = vgather(words, vshr(neighbours, shift), lanes)
+    return vbits(vzero_lanes(vand(seen, vshl(one, vand(neighbours, low))), lanes))
+
+
 @njit(parallel=True, cache=True)
 def top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, counter, visited, words):
     """Claim the unvisited out-neighbours of the frontier: set each one's bit of ``visited`` by
@@ -281,23 +301,16 @@ def top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, co
     shift = vint(indices, bits, 16)
     low = vint(indices, (1 << bits) - 1, 16)
     one = vint(indices, 1, 16)
-    size = frontier.size
     for p in prange(bounds.size - 1):
         pos = 0
         stop = 0
         for i in range(bounds[p], bounds[p + 1]):
-            if i + FRONTIER_AHEAD < size:
-                prefetch_item(indptr, frontier[i + FRONTIER_AHEAD])
-            if i + ROW_START_AHEAD < size:
-                prefetch_item(indices, indptr[frontier[i + ROW_START_AHEAD]])
+            _prefetch_rows_ahead(indptr, indices, frontier, i)
             u = frontier[i]
             end = indptr[u + 1]
             j = indptr[u]
             while j < end:
-                lanes = vmask(end - j, 16)
-                neighbours = vload_at(indices, j, lanes)
-                seen = vgather(words, vshr(neighbours, shift), lanes)
-                fresh = vbits(vzero_lanes(vand(seen, vshl(one, vand(neighbours, low))), lanes))
+                fresh = _unvisited_lanes(indices, j, end, words, shift, low, one)
                 while fresh:
                     v = indices[j + _lowest_bit(np.uint64(fresh))]
                     fresh &= fresh - 1
@@ -346,7 +359,6 @@ def top_down_step_private(indptr, indices, frontier, bounds, visited, maps, map_
     shift = vint(indices, bits, 16)
     low = vint(indices, (1 << bits) - 1, 16)
     one = vint(indices, 1, 16)
-    size = frontier.size
     parts = bounds.size - 1
     next_part[0] = 0
     for worker in prange(maps.shape[0]):
@@ -358,18 +370,12 @@ def top_down_step_private(indptr, indices, frontier, bounds, visited, maps, map_
             if p >= parts:
                 break
             for i in range(bounds[p], bounds[p + 1]):
-                if i + FRONTIER_AHEAD < size:
-                    prefetch_item(indptr, frontier[i + FRONTIER_AHEAD])
-                if i + ROW_START_AHEAD < size:
-                    prefetch_item(indices, indptr[frontier[i + ROW_START_AHEAD]])
+                _prefetch_rows_ahead(indptr, indices, frontier, i)
                 u = frontier[i]
                 end = indptr[u + 1]
                 j = indptr[u]
                 while j < end:
-                    lanes = vmask(end - j, 16)
-                    neighbours = vload_at(indices, j, lanes)
-                    seen = vgather(words, vshr(neighbours, shift), lanes)
-                    fresh = vbits(vzero_lanes(vand(seen, vshl(one, vand(neighbours, low))), lanes))
+                    fresh = _unvisited_lanes(indices, j, end, words, shift, low, one)
                     while fresh:
                         v = indices[j + _lowest_bit(np.uint64(fresh))]
                         fresh &= fresh - 1

@@ -184,8 +184,8 @@ def _blocks(g, base: str, rows_per_block: int):
             by_destination=base == "csc")
         groups = _spmm_cpu.nnz_balanced_parts(block_ptr, max(1, threads * _PARTS_PER_THREAD))
         blocks = (bounds, block_ptr, groups, src, dst, eid)
-        for stale in [k for k in g._cache if k[:2] == ("dst_blocks", base)]:
-            del g._cache[stale]  # one block size per graph: the arrays are as large as the CSC
+        for stale in [k for k in list(g._cache) if k[:2] == ("dst_blocks", base)]:  # a copy: threads may add
+            g._cache.pop(stale, None)  # one block size per graph: the arrays are as large as the CSC
         g._cache[key] = blocks
     return blocks
 
@@ -195,8 +195,8 @@ def _block_slots(g, base: str, rows_per_block: int, eid: np.ndarray) -> np.ndarr
     key = ("dst_block_slots", base, rows_per_block)
     slots = g._cache.get(key)
     if slots is None:
-        for stale in [k for k in g._cache if k[:2] == ("dst_block_slots", base)]:
-            del g._cache[stale]
+        for stale in [k for k in list(g._cache) if k[:2] == ("dst_block_slots", base)]:
+            g._cache.pop(stale, None)
         slots = _spmm_cpu.edge_slots(eid, g.num_edge_ids, np.empty(g.num_edge_ids, eid.dtype))  # slots < E fit the ids
         g._cache[key] = slots
     return slots

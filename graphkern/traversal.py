@@ -320,15 +320,26 @@ def _vertices_with_edges(g, indptr) -> int:
     return count
 
 
-def _claim_buffers(g, n: int, parts: int, dtype):
+def _borrow(g, borrowed: dict, key: str, fits, make):
+    """The scratch buffer ``key`` kept with the graph, taken out of its cache for one search (``borrowed``
+    holds it until :func:`_search` puts it back), or a new one from ``make()`` when the cache has none
+    that ``fits``. Two searches of one graph at once (from two Python threads) so never share scratch:
+    the second finds the cache empty and makes its own."""
+    buf = borrowed.get(key)
+    if buf is None:
+        buf = g._cache.pop(key, None)
+    if buf is None or not fits(buf):
+        buf = make()
+    borrowed[key] = buf
+    return buf
+
+
+def _claim_buffers(g, borrowed: dict, n: int, parts: int, dtype):
     """The top-down claim buffers (``claim_v``, ``claim_u``, ``fills``, ``counter``), kept with the graph."""
     size = _bfs.claim_buffer_size(n, parts)
-    buffers = g._cache.get("bfs_claims")
-    if buffers is None or buffers[0].size < size:
-        buffers = g._cache["bfs_claims"] = (np.empty(size, dtype=dtype), np.empty(size, dtype=dtype),
-                                            np.zeros(size // _bfs.CLAIM_CHUNK + 1, dtype=np.int64),
-                                            np.zeros(1, dtype=np.int64))
-    return buffers
+    return _borrow(g, borrowed, "bfs_claims", lambda b: b[0].size >= size,
+                   lambda: (np.empty(size, dtype=dtype), np.empty(size, dtype=dtype),
+                            np.zeros(size // _bfs.CLAIM_CHUNK + 1, dtype=np.int64), np.zeros(1, dtype=np.int64)))
 
 
 # top-down levels give each thread a private copy of the visited map while all the copies together take
@@ -336,8 +347,8 @@ def _claim_buffers(g, n: int, parts: int, dtype):
 PRIVATE_MAPS_MAX_BYTES = 256 << 20
 
 
-def _private_maps(g, words: int):
-    """One visited map per thread for :func:`top_down_step_private` (cached with the graph), or None when
+def _private_maps(g, borrowed: dict, words: int):
+    """One visited map per thread for :func:`top_down_step_private` (kept with the graph), or None when
     they would take more than :data:`PRIVATE_MAPS_MAX_BYTES`. A thread's map lives in its own cache, where
     the shared map's lines travel between cores on every claim (scale-20 Kronecker, 2 threads, the 16
     Graph500 keys in turn in one process: a top-down search 21.7 against 28.6 ms, medians)."""
@@ -346,13 +357,20 @@ def _private_maps(g, words: int):
     workers = numba.get_num_threads()
     if workers * words * 8 > PRIVATE_MAPS_MAX_BYTES:
         return None
-    maps = g._cache.get("bfs_private_maps")
-    if maps is None or maps.shape != (workers, words):
-        maps = g._cache["bfs_private_maps"] = np.empty((workers, words), dtype=np.uint64)
-    return maps
+    return _borrow(g, borrowed, "bfs_private_maps", lambda m: m.shape == (workers, words),
+                   lambda: np.empty((workers, words), dtype=np.uint64))
 
 
 def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSResult:
+    """One search; its scratch buffers are borrowed from the graph's cache and put back afterwards."""
+    borrowed = {}
+    try:
+        return _search_levels(g, source, algorithm, alpha, beta, borrowed)
+    finally:
+        g._cache.update(borrowed)
+
+
+def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, borrowed: dict) -> BFSResult:
     import numba
 
     n = g.num_src
@@ -362,12 +380,10 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
         in_indptr, in_indices, _ = g._raw("csc")
     dtype = g.idtype
     # work buffers live with the graph between searches (first-touch page faults cost as much as a level)
-    work = g._cache.get("bfs_work")
-    if work is None:
-        work = g._cache["bfs_work"] = [np.empty(n, dtype=dtype), np.empty(n, dtype=dtype),
-                                       np.zeros(n, dtype=np.uint8), np.zeros(n, dtype=np.uint8),
-                                       np.zeros((n + 63) // 64, dtype=np.uint64),
-                                       np.zeros((n + 63) // 64, dtype=np.uint64)]
+    work = _borrow(g, borrowed, "bfs_work", lambda w: True,
+                   lambda: [np.empty(n, dtype=dtype), np.empty(n, dtype=dtype), np.zeros(n, dtype=np.uint8),
+                            np.zeros(n, dtype=np.uint8), np.zeros((n + 63) // 64, dtype=np.uint64),
+                            np.zeros((n + 63) // 64, dtype=np.uint64)])
     # frontiers are views into the queue buffers; `before` is the visited map as a top-down level found it
     queue_buf, spare_buf, front, next_front, visited, before = work
     # results come from the recycled output maps: fresh pages cost 1.9 ms a search at scale 20, the
@@ -460,7 +476,7 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
             # claims can come of many edges (at most the vertices with edges not reached yet: the lines
             # claims write then stay out of the other core's gathers), else the live map (many claims: it
             # filters the repeats). See top_down_step_private and top_down_step.
-            maps = _private_maps(g, visited.size)
+            maps = _private_maps(g, borrowed, visited.size)
             if maps is not None:
                 _bfs.top_down_step_private(indptr, indices, frontier, bounds, visited, maps, maps.view(indices.dtype),
                                            parents, next_part)
@@ -469,7 +485,7 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
                 np.copyto(before, visited)
                 unreached = max(_vertices_with_edges(g, indptr) - reached, 0)
                 words = before if scout > STALE_GATHER_EDGES_PER_CLAIM * unreached else visited
-                claim_v, claim_u, fills, counter = _claim_buffers(g, n, bounds.size - 1, dtype)
+                claim_v, claim_u, fills, counter = _claim_buffers(g, borrowed, n, bounds.size - 1, dtype)
                 counter[0] = 0
                 _bfs.top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, counter, visited,
                                    words.view(indices.dtype))

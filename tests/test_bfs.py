@@ -369,3 +369,25 @@ def test_batching_choices():
     assert gk.bfs(coo_only, sources=[0] * 9, algorithm="top_down")[0].parents.tolist() == [0, 0]
     with pytest.raises(ValueError, match="csc"):
         gk.bfs(coo_only, sources=[0, 1], batch=True)
+
+
+def test_searches_of_one_graph_from_several_python_threads():
+    """Searches keep scratch buffers with the graph; two at once must not share them (they did: a
+    search from another thread overwrote the visited map and the frontier, and trees came out wrong)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    g = gk.graph.kronecker(12, seed=1)
+    sources = [int(s) for s in np.flatnonzero(g.out_degrees() > 0)[:8]]
+    jobs = [(s, a) for s in sources for a in ("top_down", "direction_optimizing", "spmsv")]
+    want = {job: _scipy_levels(g, job[0]) for job in jobs}
+
+    def search(job):
+        source, algorithm = job
+        for _ in range(4):
+            r = gk.bfs(g, source, algorithm=algorithm)
+            np.testing.assert_array_equal(r.levels, want[job])
+            gk.graph500.validate(g, source, r.parents, r.levels)
+        return True
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(search, jobs))

@@ -32,3 +32,25 @@ class BFS:
         return self.nedge / (time.perf_counter() - t0) / 1e9
 
     track_gteps.unit = "GTEPS"
+
+
+class TopDownSharedMap:
+    """Top-down on one shared visited map (compare-and-swap claims), the path for thread counts whose
+    private maps would pass ``graphkern.traversal.PRIVATE_MAPS_MAX_BYTES``; tracked next to the default."""
+
+    params = [[16, 20]]
+    param_names = ["scale"]
+    timeout = 900
+
+    def setup(self, scale):
+        import graphkern.traversal as traversal
+
+        self.traversal, self.limit = traversal, traversal.PRIVATE_MAPS_MAX_BYTES
+        traversal.PRIVATE_MAPS_MAX_BYTES = 0
+        BFS.setup(self, scale, "top_down")
+
+    def teardown(self, scale):
+        self.traversal.PRIVATE_MAPS_MAX_BYTES = self.limit
+
+    def time_bfs(self, scale):
+        gk.bfs(self.g, self.root, algorithm="top_down")

@@ -60,6 +60,16 @@ def _free_memory(device: str):
 
 # batches from this size on are sorted in two halves on two threads
 PARALLEL_SORT_MIN = 1 << 18
+# batches from this size on update the out- and in-degrees on two threads (kernels/cpu/gpma.py,
+# add_degrees_split); below it a parallel region costs more than it saves
+SPLIT_DEGREES_MIN = 1 << 16
+
+
+def _add_degrees(keys, out_deg, in_deg, delta: int) -> None:
+    if keys.size >= SPLIT_DEGREES_MIN:
+        _pma.add_degrees_split(keys, out_deg, in_deg, delta)
+    else:
+        _pma.add_degrees(keys, out_deg, in_deg, delta)
 _SORT_THREADS = None
 
 
@@ -248,7 +258,7 @@ class DynamicGraph:
         count = _pma.delete_batch(self._keys, self._eids, self._leaf, self._row_off, keys, freed, deleted)
         self._free = np.concatenate([self._free, freed[:count]])
         if count:
-            _pma.add_degrees(deleted[:count], self._out_deg, self._in_deg, -1)
+            _add_degrees(deleted[:count], self._out_deg, self._in_deg, -1)
             self._record(deleted=deleted[:count])
         self._live -= count
         self._tombs += count
@@ -305,7 +315,7 @@ class DynamicGraph:
         _pma.split_inserts(self._eids, slot_of, leaf_of, keys, ids, effective, pending, pending_ids, pending_leaves)
         self._tombs -= revived
         self._record(inserted=effective)
-        _pma.add_degrees(effective, self._out_deg, self._in_deg, 1)
+        _add_degrees(effective, self._out_deg, self._in_deg, 1)
         self._live += count
         if pending.size:
             self._place(pending, pending_ids, pending_leaves)
@@ -357,7 +367,7 @@ class DynamicGraph:
         bounds[1:-1] = np.searchsorted(keys, self._keys[chunk_leaves[1:-1] * self._leaf])
         live = np.empty(chunks, dtype=np.int64)
         new = np.empty(chunks, dtype=np.int64)
-        _pma.merge_count(self._keys, self._eids, self._leaf, chunk_leaves, keys, bounds, live, new)
+        _pma.merge_count(self._keys, self._eids, self._leaf, chunk_leaves, keys, bounds, live, new, self._tombs > 0)
         out_first = np.zeros(chunks + 1, dtype=np.int64)
         np.cumsum(live + new, out=out_first[1:])
         new_first = np.zeros(chunks + 1, dtype=np.int64)
@@ -386,7 +396,7 @@ class DynamicGraph:
         if count:
             self._live += count
             self._record(inserted=effective)
-            _pma.add_degrees(effective, self._out_deg, self._in_deg, 1)
+            _add_degrees(effective, self._out_deg, self._in_deg, 1)
         return count
 
     def _live_elements(self):

@@ -109,6 +109,21 @@ def test_random_batches_against_the_model(n, batches, size, seed, batch_path):
         check_invariants(dg, model)
 
 
+def test_degrees_on_two_threads_for_big_batches(batch_path, monkeypatch):
+    """From SPLIT_DEGREES_MIN keys on, the out- and in-degrees are added on two threads (one array
+    each): the same degrees as the model's, through inserts, deletes and revived tombstones."""
+    monkeypatch.setattr(dynamic, "SPLIT_DEGREES_MIN", 0)
+    rng = np.random.default_rng(21)
+    n, size = 50, 400
+    dg = gk.DynamicGraph(n)
+    model, free, next_id = {}, [], [0]
+    for _ in range(12):
+        ins = (rng.integers(0, n, size), rng.integers(0, n, size))
+        dels = (rng.integers(0, n, size), rng.integers(0, n, size))
+        assert dg.apply(insert=ins, delete=dels) == apply_to_model(model, free, next_id, ins, dels)
+        check_invariants(dg, model)
+
+
 def test_snapshot_csc_from_in_degrees_on_a_graph_that_splits_into_parts():
     """Above the sort's part size the CSC build from the kept in-degrees fills the last part's runs from
     their ends: it must equal the CSC that Graph.from_coo builds from the same edges and ids."""

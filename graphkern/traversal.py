@@ -96,6 +96,13 @@ def _plan_bfs(g, backend, algorithm="auto"):
     if needs_csc and not g.allows_format("csc"):
         raise ValueError(f"argument 'algorithm': {chosen!r} scans in-edges and needs the csc format, which this "
                          f"graph does not allow ({g.formats()}); use algorithm='top_down' or g.formats([..., 'csc'])")
+    if backend == "cpu" and chosen in ("top_down", "direction_optimizing"):
+        workers, need, fits = _private_maps_size((g.num_src + 63) // 64)
+        reasons.append(f"top-down levels claim on a private visited map per thread ({workers} x "
+                       f"{_bytes(need // workers)})" if fits else
+                       f"top-down levels claim on one shared visited map by compare-and-swap: {workers} private "
+                       f"maps would take {_bytes(need)}, over PRIVATE_MAPS_MAX_BYTES "
+                       f"({_bytes(PRIVATE_MAPS_MAX_BYTES)})")
     fmt = "csr" if chosen == "top_down" else "csr+csc"
     builds = [b for b in (how_to_build(g, "csr"), how_to_build(g, "csc") if needs_csc else None) if b]
     return Plan("bfs", backend, fmt, f"bfs_{chosen}", "; ".join(builds) or None, tuple(reasons))
@@ -347,15 +354,26 @@ def _claim_buffers(g, borrowed: dict, n: int, parts: int, dtype):
 PRIVATE_MAPS_MAX_BYTES = 256 << 20
 
 
+def _bytes(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
+
+
+def _private_maps_size(words: int):
+    """``(workers, bytes, fits)``: one map of ``words`` 64-bit words per Numba thread, their bytes, and
+    whether they fit :data:`PRIVATE_MAPS_MAX_BYTES`."""
+    import numba
+
+    workers = numba.get_num_threads()
+    return workers, workers * words * 8, workers * words * 8 <= PRIVATE_MAPS_MAX_BYTES
+
+
 def _private_maps(g, borrowed: dict, words: int):
     """One visited map per thread for :func:`top_down_step_private` (kept with the graph), or None when
     they would take more than :data:`PRIVATE_MAPS_MAX_BYTES`. A thread's map lives in its own cache, where
     the shared map's lines travel between cores on every claim (scale-20 Kronecker, 2 threads, the 16
     Graph500 keys in turn in one process: a top-down search 21.7 against 28.6 ms, medians)."""
-    import numba
-
-    workers = numba.get_num_threads()
-    if workers * words * 8 > PRIVATE_MAPS_MAX_BYTES:
+    workers, _, fits = _private_maps_size(words)
+    if not fits:
         return None
     return _borrow(g, borrowed, "bfs_private_maps", lambda m: m.shape == (workers, words),
                    lambda: np.empty((workers, words), dtype=np.uint64))

@@ -75,6 +75,23 @@ def test_top_down_claims_with_each_visited_map(case, maps, monkeypatch):
         _check(g, _source(g), "direction_optimizing", directed=directed)
 
 
+def test_explain_says_which_visited_map_top_down_levels_claim_on(monkeypatch):
+    import numba
+
+    import graphkern.traversal as traversal
+
+    g = gk.graph.kronecker(10)
+    workers = numba.get_num_threads()
+    for algorithm in ("top_down", "direction_optimizing", "auto"):
+        why = " ".join(gk.explain(g, "bfs", algorithm=algorithm).reasons)
+        assert f"private visited map per thread ({workers} x 128 B)" in why  # 1,024 vertices
+    assert "visited map" not in " ".join(gk.explain(g, "bfs", algorithm="bottom_up").reasons)
+    monkeypatch.setattr(traversal, "PRIVATE_MAPS_MAX_BYTES", 0)
+    why = " ".join(gk.explain(g, "bfs", algorithm="top_down").reasons)
+    assert (f"one shared visited map by compare-and-swap: {workers} private maps would take {128 * workers} B, "
+            "over PRIVATE_MAPS_MAX_BYTES (0 B)") in why
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_private_top_down_with_any_thread_count(threads):
     """One private map per thread: the maps follow the thread count between searches, and a vertex

@@ -60,17 +60,18 @@ def _free_memory(device: str):
 
 # batches from this size on are sorted in two halves on two threads
 PARALLEL_SORT_MIN = 1 << 18
+_SORT_THREADS = None
 # batches from this size on update the out- and in-degrees on two threads (kernels/cpu/gpma.py,
 # add_degrees_split); below it a parallel region costs more than it saves
 SPLIT_DEGREES_MIN = 1 << 16
 
 
 def _add_degrees(keys, out_deg, in_deg, delta: int) -> None:
+    """``out_deg[src] += delta``, ``in_deg[dst] += delta`` for each key, on two threads for big batches."""
     if keys.size >= SPLIT_DEGREES_MIN:
         _pma.add_degrees_split(keys, out_deg, in_deg, delta)
     else:
         _pma.add_degrees(keys, out_deg, in_deg, delta)
-_SORT_THREADS = None
 
 
 def _sort_threads():

@@ -184,10 +184,16 @@ def _blocks(g, base: str, rows_per_block: int):
             by_destination=base == "csc")
         groups = _spmm_cpu.nnz_balanced_parts(block_ptr, max(1, threads * _PARTS_PER_THREAD))
         blocks = (bounds, block_ptr, groups, src, dst, eid)
-        for stale in [k for k in list(g._cache) if k[:2] == ("dst_blocks", base)]:  # a copy: threads may add
-            g._cache.pop(stale, None)  # one block size per graph: the arrays are as large as the CSC
+        _drop_cached(g, ("dst_blocks", base))  # one block size per graph: the arrays are as large as the CSC
         g._cache[key] = blocks
     return blocks
+
+
+def _drop_cached(g, prefix: tuple) -> None:
+    """Drop the graph's cached entries whose key starts with ``prefix`` (over a copy of the keys: another
+    thread may add one meanwhile)."""
+    for stale in [k for k in list(g._cache) if k[:len(prefix)] == prefix]:
+        g._cache.pop(stale, None)
 
 
 def _block_slots(g, base: str, rows_per_block: int, eid: np.ndarray) -> np.ndarray:
@@ -195,8 +201,7 @@ def _block_slots(g, base: str, rows_per_block: int, eid: np.ndarray) -> np.ndarr
     key = ("dst_block_slots", base, rows_per_block)
     slots = g._cache.get(key)
     if slots is None:
-        for stale in [k for k in list(g._cache) if k[:2] == ("dst_block_slots", base)]:
-            g._cache.pop(stale, None)
+        _drop_cached(g, ("dst_block_slots", base))
         slots = _spmm_cpu.edge_slots(eid, g.num_edge_ids, np.empty(g.num_edge_ids, eid.dtype))  # slots < E fit the ids
         g._cache[key] = slots
     return slots

@@ -323,7 +323,7 @@ def top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, co
                             if pos == stop:  # this part's chunk is full (or it has none): take the next
                                 if stop:
                                     fills[(stop - 1) // CLAIM_CHUNK] = CLAIM_CHUNK
-                                pos = _take_claim_chunk(counter)
+                                pos = _fetch_add(counter, CLAIM_CHUNK)
                                 stop = pos + CLAIM_CHUNK
                             claim_v[pos] = v
                             claim_u[pos] = u
@@ -366,7 +366,7 @@ def top_down_step_private(indptr, indices, frontier, bounds, visited, maps, map_
         mine[:] = visited
         words = map_words[worker]
         while True:
-            p = _take_part(next_part, parts)
+            p = _fetch_add(next_part, 1)  # past the last part each worker adds one more, then stops
             if p >= parts:
                 break
             for i in range(bounds[p], bounds[p + 1]):
@@ -388,18 +388,6 @@ def top_down_step_private(indptr, indices, frontier, bounds, visited, maps, map_
                     j += 16
 
 
-@njit(inline="always")
-def _take_part(next_part, parts):
-    """The next part index (``parts`` or more when none is left), taken from ``next_part[0]`` atomically."""
-    old = next_part[0]
-    while old < parts:
-        held = atomic_cas(next_part, 0, old, old + 1)
-        if held == old:
-            return old
-        old = held
-    return parts
-
-
 # Slots of the claim buffers a top-down part takes at once (one atomic add per chunk).
 CLAIM_CHUNK = 1024
 
@@ -410,11 +398,12 @@ def claim_buffer_size(num_nodes: int, parts: int) -> int:
 
 
 @njit(inline="always")
-def _take_claim_chunk(counter):
-    """The first slot of a fresh chunk: ``counter[0]`` advanced by :data:`CLAIM_CHUNK`, atomically."""
+def _fetch_add(counter, delta):
+    """``counter[0]`` before adding ``delta`` to it, atomically (a compare-and-swap loop): the next claim
+    chunk of the shared top-down step, the next frontier part of the private one."""
     old = counter[0]
     while True:
-        held = atomic_cas(counter, 0, old, old + CLAIM_CHUNK)
+        held = atomic_cas(counter, 0, old, old + delta)
         if held == old:
             return old
         old = held

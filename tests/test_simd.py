@@ -9,23 +9,32 @@ import numpy as np
 import pytest
 from graphkern.kernels.cpu._simd import (
     lanes,
+    mask_and,
+    mask_or,
     vand,
     vbits,
+    vcompress_at,
+    veq,
     vfull,
     vgather,
     vgt,
     vint,
+    viota,
+    vlanes,
     vload,
     vload_at,
     vlt,
     vmask,
     vmax,
     vmin,
+    vne,
+    vscatter,
     vselect,
     vshl,
     vshr,
     vsplat,
     vstore,
+    vstore_at,
     vsum,
     vzero_lanes,
     vzeros,
@@ -227,6 +236,68 @@ def test_gathers_are_bounds_checked_under_numba_boundscheck(tmp_path):
         for start, n in ((5, 16), (0, 17)):        # past the ids; a gathered index past the words
             try:
                 scan(ids, words if n == 16 else words[:10], start, n)
+            except IndexError:
+                continue
+            raise SystemExit("no IndexError")
+        print("checked")
+    """)
+    _run_bounds_checked(script, tmp_path)
+
+
+@njit
+def _merge_ops(keys, lo, hi, drop, packed, stored, table):
+    """The integer-lane helpers the GPMA merge uses, on one 8-lane vector of int64 keys."""
+    on = vlanes(lo, hi, 8)
+    v = vload_at(keys, 0, on)
+    keep = mask_and(on, vne(v, vint(keys, drop, 8)))
+    vcompress_at(packed, 1, v, keep)
+    vstore_at(stored, 2, v + vint(keys, 100, 8), mask_or(keep, veq(v, vint(keys, drop, 8))))
+    vscatter(table, vand(v, vint(keys, 15, 8)), viota(table, 1000, 8), keep)
+    return vbits(keep), vbits(on)
+
+
+@pytest.mark.parametrize("lo, hi", [(0, 8), (2, 6), (-3, 3), (5, 20), (4, 4)])
+def test_lane_ranges_compress_store_and_scatter(lo, hi):
+    keys = np.array([5, 9, 7, 9, 1, 12, 9, 3], dtype=np.int64)
+    packed = np.full(10, -1, np.int64)
+    stored = np.full(11, -1, np.int64)
+    table = np.full(16, -1, np.int64)
+    keep, on = _merge_ops(keys, lo, hi, 9, packed, stored, table)
+    lanes_on = [i for i in range(8) if lo <= i < hi]
+    kept = [i for i in lanes_on if keys[i] != 9]
+    assert on == sum(1 << i for i in lanes_on) and keep == sum(1 << i for i in kept)
+    want_packed = np.full(10, -1, np.int64)
+    want_packed[1:1 + len(kept)] = keys[kept]                       # in lane order, from the start
+    np.testing.assert_array_equal(packed, want_packed)
+    want_stored = np.full(11, -1, np.int64)
+    want_stored[[2 + i for i in lanes_on]] = keys[lanes_on] + 100   # only the lanes on the mask
+    np.testing.assert_array_equal(stored, want_stored)
+    want_table = np.full(16, -1, np.int64)
+    for i in kept:                                                  # later lanes win, as in lane order
+        want_table[keys[i] & 15] = 1000 + i
+    np.testing.assert_array_equal(table, want_table)
+
+
+def test_stores_compress_and_scatter_are_bounds_checked_under_numba_boundscheck(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np
+        from numba import njit
+        from graphkern.kernels.cpu._simd import vcompress_at, viota, vint, vlanes, vload_at, vscatter, vstore_at
+        @njit
+        def store(x, start, lo, hi):
+            vstore_at(x, start, vint(x, 1, 8), vlanes(lo, hi, 8))
+        @njit
+        def compress(x, start, lo, hi):
+            vcompress_at(x, start, vint(x, 1, 8), vlanes(lo, hi, 8))
+        @njit
+        def scatter(x, first, lo, hi):
+            vscatter(x, viota(x, first, 8), vint(x, 1, 8), vlanes(lo, hi, 8))
+        x = np.zeros(10, np.int64)
+        store(x, -3, 3, 8); store(x, 5, 0, 5); compress(x, 7, 2, 5); scatter(x, 4, 0, 6)  # lanes in range
+        for call in (lambda: store(x, -3, 2, 8), lambda: store(x, 5, 0, 6), lambda: compress(x, 8, 0, 3),
+                     lambda: scatter(x, 4, 0, 7)):
+            try:
+                call()
             except IndexError:
                 continue
             raise SystemExit("no IndexError")

@@ -73,27 +73,47 @@ def prefetch_elements(typingctx, arr, row, col, count):
     return sig, codegen
 
 
-@intrinsic
+def _prefetch_item(for_write: bool):
+    """``prefetch_item`` and ``prefetch_item_for_write``: llvm.prefetch with rw 0 or 1, locality 3."""
+    rw = 1 if for_write else 0
+
+    def typer(typingctx, arr, index):
+        if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(index, types.Integer)):
+            return None
+        sig = types.void(arr, index)
+
+        def codegen(context, builder, signature, args):
+            aty, ity = signature.args
+            ary = context.make_array(aty)(context, builder, args[0])
+            idx = context.cast(builder, args[1], ity, types.intp)
+            ptr = cgutils.get_item_pointer(context, builder, aty, ary, [idx], wraparound=False, boundscheck=False)
+            i8p = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                                "llvm.prefetch.p0")
+            builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, rw), ir.Constant(i32, 3),
+                              ir.Constant(i32, 1)])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return typer
+
+
 def prefetch_item(typingctx, arr, index):
     """Prefetch the cache line holding ``arr[index]`` of a 1-D array (a hint: no fault, no bounds effect;
     the caller keeps ``index`` in range)."""
-    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(index, types.Integer)):
-        return None
-    sig = types.void(arr, index)
+    return _prefetch_item(False)(typingctx, arr, index)
 
-    def codegen(context, builder, signature, args):
-        aty, ity = signature.args
-        ary = context.make_array(aty)(context, builder, args[0])
-        idx = context.cast(builder, args[1], ity, types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [idx], wraparound=False, boundscheck=False)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-                                            "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
 
-    return sig, codegen
+def prefetch_item_for_write(typingctx, arr, index):
+    """Prefetch the line of ``arr[index]`` to be written (``prefetchw``: the line arrives owned, so the
+    store that follows does not wait for it). A hint, as :func:`prefetch_item`."""
+    return _prefetch_item(True)(typingctx, arr, index)
+
+
+prefetch_item = intrinsic(prefetch_item)
+prefetch_item_for_write = intrinsic(prefetch_item_for_write)
 
 
 @intrinsic

@@ -22,6 +22,11 @@ range, exactly as for the arrays' own unchecked indexing):
 ``vgt(a, b)``, ``vlt(a, b)``, ``vselect(m, a, b)``  compare to a mask, pick lanes (arg outputs)
 ``vsum(vec)``                                   horizontal sum (a fixed tree: deterministic)
 
+Integer lanes (the BFS frontier scan, the GPMA merge): ``vload_at``/``vstore_at`` (1-D spans), ``vgather``,
+``vscatter``, ``vcompress_at`` (the lanes on a mask, packed), ``veq``/``vne``/``vlt``/``vgt``, ``vand``,
+``vshl``/``vshr``, ``+``, ``viota``, masks by lane range (``vlanes``) and ``mask_and``/``mask_or``, and
+``vbits`` to walk a mask's lanes as an integer.
+
 Under ``NUMBA_BOUNDSCHECK=1`` loads and stores check the row and the first and last lane on the mask,
 as Numba checks its own indexing, so tests/test_bounds.py covers the vector paths too.
 """
@@ -238,7 +243,8 @@ def _same_vectors(a, b):
 
 
 def _binop(name, kind=types.Float):
-    """A lane-wise intrinsic: the IR builder's ``name`` on two vectors of one type whose lanes are ``kind``."""
+    """A lane-wise intrinsic: the IR builder's ``name`` on two vectors of one type whose lanes are ``kind``
+    (float, integer, or boolean for masks)."""
     @intrinsic
     def impl(typingctx, a, b):
         if not (_same_vectors(a, b) and isinstance(a.dtype, kind)):
@@ -258,28 +264,35 @@ _vmul = _binop("fmul")
 _vdiv = _binop("fdiv")
 
 
-def _register_operator(op, fn):
+def _register_operator(op, fn, int_fn=None):
     @overload(op, inline="always")
     def _ov(a, b):
         if _same_vectors(a, b) and isinstance(a.dtype, types.Float):
             return lambda a, b: fn(a, b)
+        if int_fn is not None and _same_vectors(a, b) and isinstance(a.dtype, types.Integer):
+            return lambda a, b: int_fn(a, b)
 
 
-_register_operator(operator.add, _vadd)
+_vadd_int = _binop("add", types.Integer)
+_register_operator(operator.add, _vadd, _vadd_int)
 _register_operator(operator.sub, _vsub)
 _register_operator(operator.mul, _vmul)
 _register_operator(operator.truediv, _vdiv)
 
 
 def _compare(pred):
+    """A lane-wise compare to a mask: ordered on floats (NaN compares false), signed on integers."""
     @intrinsic
     def impl(typingctx, a, b):
-        if not (_same_vectors(a, b) and isinstance(a.dtype, types.Float)):
+        if not (_same_vectors(a, b) and isinstance(a.dtype, (types.Float, types.Integer))):
             return None
         mt = Vec(types.boolean, a.width)
+        is_float = isinstance(a.dtype, types.Float)
 
         def codegen(context, builder, signature, args):
-            return builder.fcmp_ordered(pred, args[0], args[1])
+            if is_float:
+                return builder.fcmp_ordered(pred, args[0], args[1])
+            return builder.icmp_signed(pred, args[0], args[1])
 
         return mt(a, b), codegen
 
@@ -290,6 +303,10 @@ vgt = _compare(">")
 vgt.__doc__ = "Lanes where ``a > b`` (false where either is NaN)."
 vlt = _compare("<")
 vlt.__doc__ = "Lanes where ``a < b`` (false where either is NaN)."
+veq = _compare("==")
+veq.__doc__ = "Lanes where ``a == b`` (false where either is NaN)."
+vne = _compare("!=")
+vne.__doc__ = "Lanes where ``a != b`` (integer lanes; on floats an ordered compare, false for NaN)."
 
 
 @intrinsic
@@ -369,48 +386,59 @@ def vload_at(typingctx, arr, start, mask):
 
 
 def _check_lanes(context, builder, ary, first, mask):
-    """Under NUMBA_BOUNDSCHECK: the first and last element on the mask of a 1-D span are in range."""
+    """Under NUMBA_BOUNDSCHECK: the lowest and the highest lane on the mask of a 1-D span are in range
+    (any mask, not only a prefix: the merge kernels write lanes ``lo .. hi-1`` of a leaf)."""
     (size,) = cgutils.unpack_tuple(builder, ary.shape, 1)
     width = mask.type.count
     i64 = ir.IntType(64)
     on = builder.zext(builder.bitcast(mask, ir.IntType(width)), i64)
-    count = builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]), "llvm.ctpop.i64"),
-                         [on])
-    with builder.if_then(builder.icmp_signed(">", count, ir.Constant(i64, 0))):
-        cgutils.do_boundscheck(context, builder, first, size, 0)
-        cgutils.do_boundscheck(context, builder, builder.add(first, builder.sub(count, ir.Constant(i64, 1))), size, 0)
+    flag = ir.Constant(ir.IntType(1), 1)
+    count_fn = ir.FunctionType(i64, [i64, ir.IntType(1)])
+    with builder.if_then(builder.icmp_unsigned("!=", on, ir.Constant(i64, 0))):
+        low = builder.call(cgutils.get_or_insert_function(builder.module, count_fn, "llvm.cttz.i64"), [on, flag])
+        lead = builder.call(cgutils.get_or_insert_function(builder.module, count_fn, "llvm.ctlz.i64"), [on, flag])
+        high = builder.sub(ir.Constant(i64, 63), lead)
+        cgutils.do_boundscheck(context, builder, builder.add(first, low), size, 0)
+        cgutils.do_boundscheck(context, builder, builder.add(first, high), size, 0)
+
+
+def _lane_pointers(context, builder, aty, arr, index, index_ty, mask):
+    """A vector of pointers to ``arr[index[i]]`` (a 1-D array), each lane on the mask bounds-checked under
+    NUMBA_BOUNDSCHECK; the lane addresses are integers first (llvmlite's gep takes no vector index)."""
+    ary = context.make_array(aty)(context, builder, arr)
+    W = index_ty.width
+    i64 = ir.IntType(64)
+    base = builder.bitcast(ary.data, context.get_value_type(aty.dtype).as_pointer())
+    idx64 = builder.sext(index, ir.VectorType(i64, W)) if index_ty.dtype.bitwidth < 64 else index
+    if context.enable_boundscheck:
+        (size,) = cgutils.unpack_tuple(builder, ary.shape, 1)
+        for lane in range(W):
+            on = builder.extract_element(mask, ir.Constant(ir.IntType(32), lane))
+            with builder.if_then(on):
+                cgutils.do_boundscheck(context, builder, builder.extract_element(
+                    idx64, ir.Constant(ir.IntType(32), lane)), size, 0)
+    size = ir.Constant(ir.VectorType(i64, W), [aty.dtype.bitwidth // 8] * W)
+    addr = builder.add(_broadcast(builder, builder.ptrtoint(base, i64), W), builder.mul(idx64, size))
+    return builder.inttoptr(addr, ir.VectorType(base.type, W))
+
+
+def _is_lane_index(arr, index, mask):
+    return (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(index, Vec)
+            and isinstance(index.dtype, types.Integer) and isinstance(mask, Vec) and mask.width == index.width)
 
 
 @intrinsic
 def vgather(typingctx, arr, index, mask):
     """``arr[index[i]]`` for each lane ``i`` on the mask, 0 elsewhere (a hardware gather where there is one;
     off-mask lanes read no memory). The caller keeps the indices on the mask in range."""
-    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(index, Vec)
-            and isinstance(index.dtype, types.Integer) and isinstance(mask, Vec) and mask.width == index.width):
+    if not _is_lane_index(arr, index, mask):
         return None
     vt = Vec(arr.dtype, index.width)
 
     def codegen(context, builder, signature, args):
-        aty = signature.args[0]
-        ary = context.make_array(aty)(context, builder, args[0])
-        W = index.width
-        elt = context.get_value_type(arr.dtype)
-        base = builder.bitcast(ary.data, elt.as_pointer())
-        idx64 = builder.sext(args[1], ir.VectorType(ir.IntType(64), W)) if index.dtype.bitwidth < 64 else args[1]
-        if context.enable_boundscheck:
-            (size,) = cgutils.unpack_tuple(builder, ary.shape, 1)
-            for lane in range(W):
-                on = builder.extract_element(args[2], ir.Constant(ir.IntType(32), lane))
-                with builder.if_then(on):
-                    cgutils.do_boundscheck(context, builder, builder.extract_element(
-                        idx64, ir.Constant(ir.IntType(32), lane)), size, 0)
-        # lane addresses as integers (llvmlite's gep takes no vector index), then a vector of pointers
-        i64 = ir.IntType(64)
-        size = ir.Constant(ir.VectorType(i64, W), [arr.dtype.bitwidth // 8] * W)
-        addr = builder.add(_broadcast(builder, builder.ptrtoint(base, i64), W), builder.mul(idx64, size))
-        ptrs = builder.inttoptr(addr, ir.VectorType(base.type, W))
-        vty = ir.VectorType(elt, W)
-        fn = _masked_intrinsic(builder, f"llvm.masked.gather.{_vector_suffix(vty)}.v{W}p0", vty,
+        ptrs = _lane_pointers(context, builder, signature.args[0], args[0], args[1], index, args[2])
+        vty = ir.VectorType(context.get_value_type(arr.dtype), index.width)
+        fn = _masked_intrinsic(builder, f"llvm.masked.gather.{_vector_suffix(vty)}.v{index.width}p0", vty,
                                [ptrs.type, ir.IntType(32), args[2].type, vty])
         return builder.call(fn, [ptrs, ir.Constant(ir.IntType(32), arr.dtype.bitwidth // 8), args[2],
                                  ir.Constant(vty, None)])
@@ -450,3 +478,125 @@ def vbits(typingctx, mask):
         return builder.zext(builder.bitcast(args[0], ir.IntType(mask.width)), ir.IntType(64))
 
     return types.int64(mask), codegen
+
+
+# ---- masks by lane range, 1-D stores, compress and scatter (the GPMA merge, kernels/cpu/gpma.py) ----
+
+
+@intrinsic
+def vlanes(typingctx, lo, hi, width):
+    """The mask of lanes ``i`` with ``lo <= i < hi`` (either bound may lie outside ``0 .. W``)."""
+    W = _literal_width(width)
+    if W is None or not (isinstance(lo, types.Integer) and isinstance(hi, types.Integer)):
+        return None
+    vt = Vec(types.boolean, W)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        low = context.cast(builder, args[0], signature.args[0], types.int64)
+        high = context.cast(builder, args[1], signature.args[1], types.int64)
+        ids = ir.Constant(ir.VectorType(i64, W), list(range(W)))
+        return builder.and_(builder.icmp_signed(">=", ids, _broadcast(builder, low, W)),
+                            builder.icmp_signed("<", ids, _broadcast(builder, high, W)))
+
+    return vt(lo, hi, width), codegen
+
+
+mask_and = _binop("and_", types.Boolean)
+mask_and.__doc__ = "Lanes on both masks."
+mask_or = _binop("or_", types.Boolean)
+mask_or.__doc__ = "Lanes on either mask."
+
+
+@intrinsic
+def viota(typingctx, arr, start, width):
+    """``start, start + 1, ..., start + W - 1`` in lanes of ``arr``'s integer dtype."""
+    W = _literal_width(width)
+    if W is None or not (isinstance(arr, types.Array) and isinstance(arr.dtype, types.Integer)):
+        return None
+    vt = Vec(arr.dtype, W)
+
+    def codegen(context, builder, signature, args):
+        elt = context.get_value_type(arr.dtype)
+        first = context.cast(builder, args[1], signature.args[1], arr.dtype)
+        return builder.add(_broadcast(builder, first, W), ir.Constant(ir.VectorType(elt, W), list(range(W))))
+
+    return vt(arr, start, width), codegen
+
+
+def _is_span_store(arr, vec, mask):
+    return (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(vec, Vec) and isinstance(mask, Vec)
+            and vec.width == mask.width and vec.dtype == arr.dtype)
+
+
+def _span_pointer(context, builder, aty, arr, start, start_ty):
+    ary = context.make_array(aty)(context, builder, arr)
+    first = _index(context, builder, start, start_ty)
+    return ary, first, cgutils.get_item_pointer(context, builder, aty, ary, [first], wraparound=False,
+                                                boundscheck=False)
+
+
+@intrinsic
+def vstore_at(typingctx, arr, start, vec, mask):
+    """``arr[start:start+W] = vec`` of a 1-D array on the mask's lanes only (others untouched)."""
+    if not _is_span_store(arr, vec, mask):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary, first, ptr = _span_pointer(context, builder, signature.args[0], args[0], args[1], signature.args[1])
+        if context.enable_boundscheck:
+            _check_lanes(context, builder, ary, first, args[3])
+        vty = args[2].type
+        fn = _masked_intrinsic(builder, f"llvm.masked.store.{_vector_suffix(vty)}.p0", ir.VoidType(),
+                               [vty, ptr.type, ir.IntType(32), args[3].type])
+        builder.call(fn, [args[2], ptr, ir.Constant(ir.IntType(32), arr.dtype.bitwidth // 8), args[3]])
+        return context.get_dummy_value()
+
+    return types.void(arr, start, vec, mask), codegen
+
+
+@intrinsic
+def vcompress_at(typingctx, arr, start, vec, mask):
+    """The lanes of ``vec`` on the mask, in lane order, to ``arr[start:start+n]`` (``n`` lanes on; one
+    ``vpcompress`` on AVX-512). The caller adds ``n`` (``popcount(vbits(mask))``) to its count."""
+    if not _is_span_store(arr, vec, mask):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary, first, ptr = _span_pointer(context, builder, signature.args[0], args[0], args[1], signature.args[1])
+        if context.enable_boundscheck:
+            # the n written elements are a prefix of the span, whatever lanes the mask has on
+            width = mask.width
+            i64 = ir.IntType(64)
+            on = builder.zext(builder.bitcast(args[3], ir.IntType(width)), i64)
+            count = builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]),
+                                                                "llvm.ctpop.i64"), [on])
+            prefix = builder.icmp_signed("<", ir.Constant(ir.VectorType(i64, width), list(range(width))),
+                                         _broadcast(builder, count, width))
+            _check_lanes(context, builder, ary, first, prefix)
+        vty = args[2].type
+        fn = _masked_intrinsic(builder, f"llvm.masked.compressstore.{_vector_suffix(vty)}", ir.VoidType(),
+                               [vty, ptr.type, args[3].type])
+        builder.call(fn, [args[2], ptr, args[3]])
+        return context.get_dummy_value()
+
+    return types.void(arr, start, vec, mask), codegen
+
+
+@intrinsic
+def vscatter(typingctx, arr, index, vals, mask):
+    """``arr[index[i]] = vals[i]`` for each lane ``i`` on the mask, in lane order (a hardware scatter where
+    there is one). The caller keeps the indices on the mask in range."""
+    if not (_is_lane_index(arr, index, mask) and isinstance(vals, Vec) and vals.dtype == arr.dtype
+            and vals.width == index.width):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ptrs = _lane_pointers(context, builder, signature.args[0], args[0], args[1], index, args[3])
+        vty = args[2].type
+        fn = _masked_intrinsic(builder, f"llvm.masked.scatter.{_vector_suffix(vty)}.v{index.width}p0", ir.VoidType(),
+                               [vty, ptrs.type, ir.IntType(32), args[3].type])
+        builder.call(fn, [args[2], ptrs, ir.Constant(ir.IntType(32), arr.dtype.bitwidth // 8), args[3]])
+        return context.get_dummy_value()
+
+    return types.void(arr, index, vals, mask), codegen

@@ -258,3 +258,29 @@ def test_big_batch_keys_sorted_on_two_threads_equal_numpy_unique():
     np.testing.assert_array_equal(dg._sorted_unique_keys(src, dst), np.unique(src << 32 | dst))
     # and the batch goes in through the merge: every distinct edge once
     assert dg.apply(insert=(src, dst))["inserted"] == np.unique(src << 32 | dst).size
+
+
+@pytest.mark.parametrize("num_nodes", [40, 400, 5000])
+def test_merge_with_many_keys_in_one_leaf_and_tombstones(num_nodes, monkeypatch):
+    """The merge stages an old leaf and places its batch keys by rank, writing finished leaves every
+    INSERTS_PER_FLUSH keys: one row taking hundreds of new edges in one batch (all in the leaf of its
+    wall), deleted edges coming back (tombstones staged out, the keys new) and existing edges repeated
+    (dropped) must keep every invariant. Sizes give leaves of fewer than, exactly and more than one
+    vector of slots."""
+    monkeypatch.setattr(dynamic, "MERGE_RATIO", PATHS["merge"])
+    rng = np.random.default_rng(7)
+    dg = gk.DynamicGraph(num_nodes)
+    model, free, next_id = {}, [], [0]
+
+    def step(insert=((), ()), delete=((), ())):
+        want = apply_to_model(model, free, next_id, insert, delete)
+        assert dg.apply(insert=insert, delete=delete) == want
+        check_invariants(dg, model)
+
+    step(insert=(rng.integers(0, num_nodes, 3 * num_nodes), rng.integers(0, num_nodes, 3 * num_nodes)))
+    hub = num_nodes // 3
+    fan = np.arange(num_nodes)
+    step(insert=(np.full(num_nodes, hub), fan))                           # the whole row in one leaf's range
+    step(delete=(np.full(num_nodes // 2, hub), fan[::2]))                 # tombstones in the row
+    step(insert=(np.concatenate([np.full(num_nodes, hub), [0, num_nodes - 1]]),
+                 np.concatenate([fan[::-1], [num_nodes - 1, 0]])))       # revive, repeat, both ends

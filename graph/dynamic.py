@@ -19,6 +19,7 @@ import weakref
 
 import numpy as np
 
+from .. import _memory
 from .._validate import as_index_array, check_ids_in_range, check_int_scalar
 from ..kernels.cpu import gpma as _pma
 from ..kernels.cpu import sort as _sort
@@ -59,8 +60,10 @@ def _free_memory(device: str):
         return None
 
 
-# batches from this size on are sorted in two halves on two threads
+# batches from this size on are split at a pivot and the two sides sorted on two threads
 PARALLEL_SORT_MIN = 1 << 18
+# keys sampled to pick the pivot that splits a big batch for its two sorting threads
+SORT_PIVOT_SAMPLE = 1024
 _SORT_THREADS = None
 # batches from this size on update the out- and in-degrees on two threads (kernels/cpu/gpma.py,
 # add_degrees_split); below it a parallel region costs more than it saves
@@ -239,17 +242,29 @@ class DynamicGraph:
     def _sorted_unique_keys(self, src, dst) -> np.ndarray:
         """The batch's distinct ``src << 32 | dst`` keys in order. NumPy's sort of 64-bit keys is a SIMD
         sort (6 ms for 10^6 keys here, where two stable parallel count sorts by destination and source
-        took 90; their histograms have a counter per node); a big batch sorts its halves on two threads
-        (NumPy releases the GIL) and merges them: 10^6 keys 3.2 + 1 ms."""
+        took 90; their histograms have a counter per node). A big batch is split at a pivot (the median
+        of a sample of its keys): two threads each gather one side and sort it (NumPy releases the GIL),
+        and the sides lie in order one after the other, with nothing to merge. 10^6 keys: 8.9 ms with
+        halves sorted on two threads and merged, 4.5-5 ms split."""
+        if src.size >= PARALLEL_SORT_MIN:
+            step = src.size // SORT_PIVOT_SAMPLE
+            sample = np.sort((src[::step] << 32) | dst[::step])
+            pivot = np.int64(sample[sample.size // 2])
+            # recycled maps (graphkern._memory): a fresh 8 MB array costs ~0.8 ms of page faults
+            sides = (_memory.empty(src.size, np.int64), _memory.empty(src.size, np.int64))
+
+            def gather_and_sort(above: bool) -> np.ndarray:
+                side = sides[above][: _pma.edge_keys_side(src, dst, pivot, above, sides[above])]
+                side.sort()
+                return side
+
+            below, above = _sort_threads().map(gather_and_sort, (False, True))
+            # every key below the pivot is below every other key: the distinct keys are each side's
+            out = _memory.empty(src.size, np.int64)
+            n = _pma.unique_sorted(below, out)
+            return out[: n + _pma.unique_sorted(above, out[n:])]
         keys = _pma.edge_keys(src, dst, np.empty(src.size, dtype=np.int64))
-        if keys.size >= PARALLEL_SORT_MIN:
-            half = keys.size // 2
-            list(_sort_threads().map(np.ndarray.sort, (keys[:half], keys[half:])))
-            merged = np.empty_like(keys)
-            _pma.merge_sorted(keys[:half], None, half, keys[half:], None, merged, None)
-            keys = merged
-        else:
-            keys.sort()
+        keys.sort()
         out = np.empty_like(keys)
         return out[: _pma.unique_sorted(keys, out)]
 

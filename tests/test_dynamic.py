@@ -248,14 +248,19 @@ def test_merge_without_memory_for_a_second_array_goes_in_place(monkeypatch):
 
 
 def test_big_batch_keys_sorted_on_two_threads_equal_numpy_unique():
-    """From PARALLEL_SORT_MIN keys on, a batch's halves are sorted on two threads and merged: the keys
-    must be NumPy's sorted distinct keys (repeats across the halves included)."""
+    """From PARALLEL_SORT_MIN keys on, a batch is split at a sampled pivot and each side sorted on its own
+    thread: the keys must be NumPy's sorted distinct keys (repeats, and keys equal to the pivot,
+    included)."""
     rng = np.random.default_rng(12)
     n = 1000
     size = dynamic.PARALLEL_SORT_MIN + 12345
     src, dst = rng.integers(0, n, size), rng.integers(0, n, size)
     dg = gk.DynamicGraph(n)
     np.testing.assert_array_equal(dg._sorted_unique_keys(src, dst), np.unique(src << 32 | dst))
+    # skewed batches: one edge repeated (one side takes all), one source, keys in descending order
+    for s_, d_ in ((np.full(size, 7), np.full(size, 3)), (np.full(size, n - 1), dst),
+                   (np.sort(src)[::-1].copy(), np.sort(dst)[::-1].copy())):
+        np.testing.assert_array_equal(dg._sorted_unique_keys(s_, d_), np.unique(s_ << 32 | d_))
     # and the batch goes in through the merge: every distinct edge once
     assert dg.apply(insert=(src, dst))["inserted"] == np.unique(src << 32 | dst).size
 

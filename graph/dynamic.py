@@ -39,9 +39,10 @@ BATCH_BYTES_PER_EDGE = 96
 # a batch of at least capacity / MERGE_RATIO keys is merged with the whole array into a fresh layout
 # (kernels/cpu/gpma.py, merge_count): in place a key costs a search and a leaf merge, the merge a few ns
 # a slot. Insert-then-delete rounds into 10M edges (16M slots, 2 threads), in place against merged:
-# 1.25 10^5 keys 10 / 26 ms, 2.5 10^5 18 / 30, 5 10^5 34 / 34 ms (10^6: 164 ms in place when the merge
-# took 81, before the merge's vector passes).
-MERGE_RATIO = 32
+# 1.25 10^5 keys 10 / 26 ms, 2.5 10^5 18 / 30, 5 10^5 34 / 34 ms (10^6: 164 ms in place, 45 merged). At
+# the seed's scale (131K slots, ~4,500 keys a step) 32 sent the steps to the merge and made them slower
+# (apply + snapshot 1.03-1.05 against 0.95-1.01 ms a step with 24).
+MERGE_RATIO = 24
 # chunks of leaves of a merge (enough for the threads to balance; each costs a search of the batch)
 MERGE_CHUNKS = 256
 

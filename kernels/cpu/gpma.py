@@ -618,14 +618,18 @@ def merge_write(keys, eids, leaf_size, chunk_leaves, batch, batch_bounds, out_fi
     step = m // leaves
     step_rem = m % leaves
     origin = S
-    for c in prange(chunk_leaves.size - 1):
+    chunks = chunk_leaves.size - 1
+    # per chunk: left over (< S) + one old leaf + the keys placed between writes, from origin, and a
+    # vector spare (one allocation: at the seed's scale a merge has 256 chunks of a few leaves each)
+    stages_k = np.empty((chunks, origin + S + S_old + INSERTS_PER_FLUSH + LANES), dtype=np.int64)
+    stages_e = np.empty_like(stages_k)
+    for c in prange(chunks):
         k = out_first[c]
         k_end = out_first[c + 1]
         if k == k_end:
             continue
-        # left over (< S) + one old leaf + the keys placed between writes, from origin, and a vector spare
-        stage_k = np.empty(origin + S + S_old + INSERTS_PER_FLUSH + LANES, dtype=np.int64)
-        stage_e = np.empty_like(stage_k)
+        stage_k = stages_k[c]
+        stage_e = stages_e[c]
         e = new_first[c]
         j = batch_bounds[c]
         j_end = batch_bounds[c + 1]

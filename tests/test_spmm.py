@@ -293,6 +293,23 @@ def test_blocked_path_on_graph_cases_equals_the_csc_bitwise(case, op, reduce, sm
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("op, reduce", [("copy_lhs", "max"), ("mul", "min")])
+def test_blocked_max_min_over_one_full_vector_equals_the_csc_bitwise(case, op, reduce, small_blocks):
+    """An output row of exactly one vector (F = 16, float32) takes the blocked kernel's unmasked form."""
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n)
+    x, w = _features(g, op, (16,), (1,), np.float32)
+    if g.num_edges:
+        assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=x.nbytes, edge_row_bytes=4,
+                          out_chunks=1).kernel.startswith("spmm_blocked")
+    got = gk.spmm(g, op, reduce, x, w)  # no arg outputs: those take the CSC kernel
+    src, dst = g.edges()
+    want, _, _ = ref.spmm(src, dst, g.csc().eids, g.num_dst, op, reduce, x, w)
+    np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-6, atol=0)
+    np.testing.assert_array_equal(got, gk.spmm(g, op, reduce, x, w, format="csc"))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("op, reduce", [("copy_lhs", "sum"), ("mul", "mean"), ("copy_rhs", "sum")])
 def test_blocked_csr_path_on_graph_cases(case, op, reduce, small_blocks):
     src, dst, n = CASES[case]()

@@ -483,7 +483,7 @@ def finish_rows(degrees, is_mean, out, arg_u, arg_e, with_arg_u, with_arg_e):
                 out[v, k] /= degree
 
 
-def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int):
+def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full: bool = False):
     """Destination blocks in source order: the cache-blocked path for every reducer.
 
     Call as ``kernel(block_rows, block_ptr, groups, src, dst, eids, degrees, x, w, A, B, loff, roff, out,
@@ -502,13 +502,14 @@ def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int):
 
     Every output row still reduces its edges in source order from the reducer's start value; when the
     CSC's rows are in source order too (:func:`.sort.rows_are_sorted`), sums, means, max/min and their arg
-    outputs equal the CSC kernels' bit for bit, ties included.
+    outputs equal the CSC kernels' bit for bit, ties included. ``full`` (an output row of exactly one
+    vector, ``A == 1`` and ``B == LANES``) compiles the row's loads and stores without a mask.
     """
-    return _spmm_blocked_kernel(op, _family(reduce), pattern, chunks > 1)
+    return _spmm_blocked_kernel(op, _family(reduce), pattern, chunks > 1, full)
 
 
 @functools.cache
-def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool):
+def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full: bool):
     OP = _OP_CODE[op]
     USE_X = op != "copy_rhs"
     USE_W = op != "copy_lhs"
@@ -516,6 +517,7 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool):
     IS_SUM = reduce == "sum"
     IS_MAX = reduce == "max"
     WIDE = wide
+    FULL = full
     INIT = 0.0 if IS_SUM else (-np.inf if IS_MAX else np.inf)
 
     @njit(parallel=True, cache=True)
@@ -552,7 +554,7 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool):
                         continue
                     for c in range(nchunks if WIDE else 1):
                         a, b0, n = chunk_of(c, nchunks, nb, B)
-                        mask = vmask(n, LANES)
+                        mask = vmask(LANES if FULL else n, LANES)
                         col = a * B + b0
                         val = vector_message(OP, USE_X, USE_W, LB, RB, x, w, u, e, a, b0, la, ra, mask)
                         acc = vload(out, v, col, mask)

@@ -234,8 +234,8 @@ def test_fast_exp_accuracy():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_edge_order_softmax_one_shift_and_per_node_max_agree(dtype, monkeypatch):
-    """Logits within ONE_SHIFT_RANGE take the global max as every row's shift; wider ones, infinities and
-    NaNs take each node's max. Both give the reference's softmax; a row far below the global max (by more
+    """Logits within ONE_SHIFT_RANGE take one shift for every row (a sample's max, else the global max);
+    wider ones, infinities and NaNs take each node's max. Both give the reference's softmax; a row far below the global max (by more
     than float32's exp range) still sums to 1 on the per-node path."""
     from graphkern.kernels.cpu import edge_softmax as softmax_cpu
 
@@ -258,6 +258,18 @@ def test_edge_order_softmax_one_shift_and_per_node_max_agree(dtype, monkeypatch)
     got = gk.edge_softmax(g, wide)
     np.testing.assert_allclose(got, ref.edge_softmax(dst, g.num_dst, wide), **tol)
     np.testing.assert_allclose(got[low].sum(axis=0), 1.0, rtol=1e-5)
+    # the first shift is the largest of a strided sample: a logit 20 above the rest, off the sample, passes
+    # the headroom, and the exponentials are made again with the largest logit as the shift (the range
+    # still allows one shift)
+    spike = z.copy()
+    spike[1, 1] = z.max() + 20
+    assert spike.max() - spike.min() < softmax_cpu.ONE_SHIFT_RANGE[np.dtype(np.float32)]
+    calls = []
+    exp_shifted = softmax_cpu._exp_shifted
+    monkeypatch.setattr(softmax_cpu, "_exp_shifted", lambda *a: calls.append(float(a[1])) or exp_shifted(*a))
+    got = gk.edge_softmax(g, spike)
+    np.testing.assert_allclose(got, ref.edge_softmax(dst, g.num_dst, spike), **tol)
+    assert len(calls) == 2 and calls[1] == spike.max() > calls[0]
     # an infinite logit takes the per-node path too: its row puts all weight on it, the others are unchanged
     inf = z.copy()
     inf[0, 0] = np.inf

@@ -235,8 +235,8 @@ def test_fast_exp_accuracy():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_edge_order_softmax_one_shift_and_per_node_max_agree(dtype, monkeypatch):
     """Logits within ONE_SHIFT_RANGE take one shift for every row (a sample's max, else the global max);
-    wider ones, infinities and NaNs take each node's max. Both give the reference's softmax; a row far below the global max (by more
-    than float32's exp range) still sums to 1 on the per-node path."""
+    wider ones, infinities and NaNs take each node's max. Both give the reference's softmax; a row far
+    below the global max (by more than float32's exp range) still sums to 1 on the per-node path."""
     from graphkern.kernels.cpu import edge_softmax as softmax_cpu
 
     g = gk.graph.kronecker(12)

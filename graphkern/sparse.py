@@ -169,24 +169,72 @@ def _rows_per_block(out_row_bytes: int) -> int:
     return 1 << _spmm_cpu.block_shift(max(8, (_cache_bytes() // 2) // row))
 
 
-def _blocks(g, base: str, rows_per_block: int):
+def _blocks(g, base: str, rows_per_block: int, hub_rows: int = 0):
     """The destination blocks of ``g`` (:func:`kernels.cpu.spmm.destination_blocks`) from the ``base``
-    format, with their parallel groups, cached on the graph."""
+    format, with their parallel groups, cached on the graph.
+
+    Returns ``(bounds, block_ptr, groups, src, dst, eid, hubs)``. With ``hub_rows`` (the CSC only), the
+    edges from the hubs of :func:`_hubs` are split off first (:func:`kernels.cpu.spmm.split_hub_edges`)
+    and ``hubs`` is ``(hub_ids, hub_indptr, hub_src, hub_eids)``; the blocks hold the other edges, and
+    the groups balance both. Else ``hubs`` is None.
+    """
     import numba
 
     threads = numba.get_num_threads()
-    key = ("dst_blocks", base, rows_per_block, threads)
+    split = bool(hub_rows)
+    key = ("dst_blocks", base, split, rows_per_block, hub_rows, threads)
     blocks = g._cache.get(key)
     if blocks is None:
         indptr, indices, eids = g._raw(base)
+        eids = None if g.eids_are_identity(base) else eids
+        hubs = None
+        parts = max(1, threads * _PARTS_PER_THREAD)
+        if split:
+            hub_ids, _ = _hubs(g, hub_rows)
+            hub_indptr, hub_src, hub_eids, indptr, indices, eids = _spmm_cpu.split_hub_edges(
+                indptr, indices, eids, g.num_src, hub_ids)
+            hubs = (hub_ids, hub_indptr, hub_src, hub_eids)
         bounds, block_ptr, src, dst, eid = _spmm_cpu.destination_blocks(
-            indptr, indices, None if g.eids_are_identity(base) else eids, g.num_src, g.num_dst, rows_per_block,
-            by_destination=base == "csc")
-        groups = _spmm_cpu.nnz_balanced_parts(block_ptr, max(1, threads * _PARTS_PER_THREAD))
-        blocks = (bounds, block_ptr, groups, src, dst, eid)
-        _drop_cached(g, ("dst_blocks", base))  # one block size per graph: the arrays are as large as the CSC
+            indptr, indices, eids, g.num_src, g.num_dst, rows_per_block, by_destination=base == "csc")
+        if split:  # a block's work: its own edges and its rows' hub edges
+            groups = _spmm_cpu.nnz_balanced_parts(block_ptr + hubs[1][bounds], parts)
+        else:
+            groups = _spmm_cpu.nnz_balanced_parts(block_ptr, parts)
+        blocks = (bounds, block_ptr, groups, src, dst, eid, hubs)
+        # one block size per graph and kind (the arrays are as large as the CSC): the SDDMM's blocks
+        # without hubs and the sums' with them can both stay
+        _drop_cached(g, ("dst_blocks", base, split))
         g._cache[key] = blocks
     return blocks
+
+
+# The hub split of the blocked sums: the hubs' feature rows take at most this share of the L2 cache, and
+# the split runs when they carry at least this share of the edges. Measured on the scale-18 Kronecker
+# graph, float32, 2 threads: a quarter of the L2 was as fast as an eighth or a half at F = 16 and 64.
+_HUB_L2_SHARE = 4
+_HUB_MIN_EDGE_SHARE = 0.1
+
+
+def _hub_rows(row_bytes: int) -> int:
+    """How many hub rows of ``row_bytes`` fit the hubs' share of the L2 cache."""
+    return (_cache_bytes() // _HUB_L2_SHARE) // max(1, int(row_bytes))
+
+
+def _hubs(g, hub_rows: int):
+    """The at most ``hub_rows`` sources of highest out-degree (ties to the lower id; sources without
+    edges left out), sorted, and the share of the edges they carry; cached on the graph."""
+    key = ("spmm_hubs", hub_rows)
+    found = g._cache.get(key)
+    if found is None:
+        degrees = g.out_degrees()
+        count = min(max(int(hub_rows), 0), g.num_src)
+        top = np.argsort(-degrees.astype(np.int64), kind="stable")[:count]
+        hub_ids = np.sort(top[degrees[top] > 0]).astype(g.idtype)
+        share = float(degrees[hub_ids].sum(dtype=np.int64)) / max(g.num_edges, 1)
+        found = (hub_ids, share)
+        _drop_cached(g, ("spmm_hubs",))
+        g._cache[key] = found
+    return found
 
 
 def _drop_cached(g, prefix: tuple) -> None:
@@ -196,13 +244,16 @@ def _drop_cached(g, prefix: tuple) -> None:
         g._cache.pop(stale, None)
 
 
-def _block_slots(g, base: str, rows_per_block: int, eid: np.ndarray) -> np.ndarray:
-    """Where each edge id sits in the block order of :func:`_blocks` (-1 for unused ids), cached."""
-    key = ("dst_block_slots", base, rows_per_block)
+def _block_slots(g, base: str, rows_per_block: int, eid: np.ndarray, hubs=None, hub_rows: int = 0) -> np.ndarray:
+    """Where each edge id sits in the edge order of the blocked kernel over :func:`_blocks` (-1 for unused
+    ids), cached: the hub edges first when ``hubs``, then the blocks' edges."""
+    split = hubs is not None
+    key = ("dst_block_slots", base, split, rows_per_block, hub_rows)
     slots = g._cache.get(key)
     if slots is None:
-        _drop_cached(g, ("dst_block_slots", base))
-        slots = _spmm_cpu.edge_slots(eid, g.num_edge_ids, np.empty(g.num_edge_ids, eid.dtype))  # slots < E fit the ids
+        _drop_cached(g, ("dst_block_slots", base, split))
+        order = np.concatenate([hubs[3], eid]) if split else eid
+        slots = _spmm_cpu.edge_slots(order, g.num_edge_ids, np.empty(g.num_edge_ids, eid.dtype))  # slots < E fit
         g._cache[key] = slots
     return slots
 
@@ -245,11 +296,40 @@ def _check_spmm(g, op, reduce, ufeat, efeat, on_device=False):
 # against 16.1-17.2 ms, F = 4 and 8 even; scale 20 (64 blocks) F = 16 110 against 155 ms).
 _EDGE_ROWS_TO_BLOCKS_MAX_BYTES = 16
 _EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 16
+# The blocked kernel compiles the chunk loop of rows up to this many vectors unrolled, one compile per width.
+_BLOCKED_UNROLLED_CHUNKS = 4
 # Below this many edges the CSC's gathers stay in the caches and the blocks would not pay their build.
 _BLOCKED_MIN_EDGES = 1 << 16
 
 
-def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
+def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
+    """Why the blocked sums split off the hub sources' edges, or None (see :func:`_blocks`).
+
+    Sums and means of ops that read x, over a pattern without offset tables, when the sources of
+    highest out-degree whose rows fit a quarter of the L2 carry a tenth of the edges or more. An op
+    that also reads edge rows takes it only for output rows of several vector chunks, and narrow edge
+    rows: the hub edges run in CSC order, so the edge rows must first be permuted into it, which is a
+    random scatter (scale 18, w (E, 1): 9-11 ms against 2.6 ms into block order alone). That pays at
+    F = 32 (u_mul_e_sum 48 against 59 ms for the CSC kernel) and F = 64 (65 against 76 ms), not at
+    F = 8 and 16 (24-25 against 14-17 ms for the blocks without hubs).
+    """
+    if (reduce not in ("sum", "mean") or op == "copy_rhs" or with_arg or not out_chunks or ufeat_bytes is None
+            or g.num_edges == 0 or g.num_src == 0):
+        return None
+    if op != "copy_lhs" and (out_chunks < 2 or edge_row_bytes is None
+                             or edge_row_bytes > _EDGE_ROWS_TO_BLOCKS_MAX_BYTES):
+        return None
+    hub_rows = _hub_rows(ufeat_bytes // g.num_src)
+    if hub_rows < 1:
+        return None
+    hub_ids, share = _hubs(g, hub_rows)
+    if share < _HUB_MIN_EDGE_SHARE:
+        return None
+    return (f"hub split: the {hub_ids.size} sources of highest out-degree carry {share:.0%} of the edges; "
+            f"their rows are copied together into the L2 and each row sums its edges from them first")
+
+
+def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_split=False):
     """Why the blocked path runs instead of the CSC kernel, or None (the cost model's measured rule).
 
     The blocked path (``spmm_blocked_*``) walks each destination block's edges in source order, adding
@@ -261,8 +341,13 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
     extra read-modify-write per edge: 0.85-1.0x), gathered arrays that fit the L2 (the CSC's gathers hit
     it), and CSC rows not in source order (results then would not be the CSC's bit for bit). The blocks
     cost a stable transpose and a count sort, once per graph (scale 20: 0.43 s).
+
+    With the hub split (``hub_split``, :func:`_hub_split`) rows of several vector chunks take the blocks
+    too: against the CSC vector kernel, copy_u_sum at F = 32 20.3 vs 34.4 ms, F = 64 39.3 vs 51.8 ms,
+    F = 256 213 vs 248 ms (scale 18, float32, 2 threads).
     """
-    if with_arg or out_chunks != 1 or g.num_edges < max(1, _BLOCKED_MIN_EDGES) or not g.allows_format("csc"):
+    if (with_arg or (out_chunks != 1 and not hub_split) or g.num_edges < max(1, _BLOCKED_MIN_EDGES)
+            or not g.allows_format("csc")):
         return None
     l2 = _cache_bytes()
     gathers_x = op != "copy_rhs" and ufeat_bytes is not None and ufeat_bytes > l2
@@ -301,10 +386,14 @@ def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=
                         ("format='csr' was asked for: destination blocks of the csr, in source order",))
         fmt, reasons = format, [f"format={format!r} was asked for"]
     else:
-        why = (_use_blocked(g, op, return_arg and reduce in ("max", "min"), ufeat_bytes, edge_row_bytes, out_chunks)
+        with_arg = return_arg and reduce in ("max", "min")
+        hubs = (_hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks) if backend == "cpu"
+                else None)
+        why = (_use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hubs is not None)
                if backend == "cpu" else None)
         if why is not None:
-            return Plan("spmm", backend, "csc", f"spmm_blocked_{op}_{reduce}{arg}", how_to_build(g, "csc"), (why,))
+            kernel = f"spmm_blocked_hubs_{op}_{reduce}" if hubs else f"spmm_blocked_{op}_{reduce}{arg}"
+            return Plan("spmm", backend, "csc", kernel, how_to_build(g, "csc"), (why,) + ((hubs,) if hubs else ()))
         fmt, reasons = select_format(g, "csc", ("csc", "coo"))
     return Plan("spmm", backend, fmt, f"spmm_{fmt}_{op}_{reduce}{arg}", how_to_build(g, fmt), tuple(reasons))
 
@@ -340,6 +429,10 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         the CSC when the gathered rows outgrow the L2 cache, an output row is one vector and the CSC
         rows are in source order (results equal the CSC kernel's bit for bit), and the COO when the CSC
         is not allowed; a DynamicGraph runs on its snapshot (built once per change, then reused).
+        Sums and means over a skewed graph may also split off the edges of the sources of highest
+        out-degree (the hub split, for rows of any width): each row then adds its hub edges first and
+        the rest after, both in source order, so the result is deterministic and equals the CSC
+        kernel's within rounding, not bit for bit.
 
     Returns
     -------
@@ -400,20 +493,34 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         ae = arg_e if arg_e is not None else np.zeros((1, 1), g.idtype)
         if blocked:
             rows_per_block = _rows_per_block(bcast.out_len * out.itemsize)
-            bounds, block_ptr, groups, src, dst, eid = _blocks(g, the_plan.format, rows_per_block)
+            split = the_plan.kernel.startswith("spmm_blocked_hubs")
+            hub_rows = _hub_rows(x2.shape[1] * x2.itemsize) if split else 0
+            bounds, block_ptr, groups, src, dst, eid, hubs = _blocks(g, the_plan.format, rows_per_block, hub_rows)
             has_eids = True
-            if (w is not None and not with_arg and bounds.size - 1 >= _EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS
+            # narrow edge rows: put them in the kernel's edge order first, when the blocks would each
+            # fetch their lines again, or the hub edges would gather them through the CSC's permutation
+            if (w is not None and not with_arg and (bounds.size - 1 >= _EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS or split)
                     and w2.shape[1] * w2.itemsize <= _EDGE_ROWS_TO_BLOCKS_MAX_BYTES):
-                slots = _block_slots(g, the_plan.format, rows_per_block, eid)
+                slots = _block_slots(g, the_plan.format, rows_per_block, eid, hubs, hub_rows)
                 w2 = _spmm_cpu.edge_rows_to_blocks(slots, w2, _memory.empty((g.num_edges, w2.shape[1]), w2.dtype))
                 has_eids = False
             chunks = 0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B)
             # an output row of exactly one vector: max/min read-modify-write it unmasked (copy_u_max at
             # F = 16, scale 18: 10.1-10.5 against 10.8-11.2 ms; sums measured the same or slower)
-            full = reduce in ("max", "min") and chunks == 1 and bcast.B == _spmm_cpu.LANES
-            kernel = _spmm_cpu.spmm_blocked_kernel(op, reduce, bcast.pattern, chunks, full)
+            full = ((reduce in ("max", "min") and chunks == 1 and bcast.B == _spmm_cpu.LANES)
+                    or (split and chunks >= 1 and bcast.B % _spmm_cpu.LANES == 0))
+            # rows of one head and a few vectors: the chunk loop compiled unrolled (see block_edges)
+            row_chunks = chunks if bcast.A == 1 and 1 < chunks <= _BLOCKED_UNROLLED_CHUNKS else 0
+            kernel = _spmm_cpu.spmm_blocked_kernel(op, reduce, bcast.pattern, chunks, full, split, row_chunks)
+            if split:
+                hub_ids, hub_indptr, hub_src, hub_eids = hubs
+                x_hub = np.take(x2, hub_ids, axis=0)  # the hubs' rows together: they stay in the L2
+                hub_edges = hub_src.size
+            else:
+                hub_indptr, hub_src, hub_eids = np.zeros(1, np.int64), np.zeros(1, src.dtype), np.zeros(1, eid.dtype)
+                x_hub, hub_edges = x2[:1], 0
             kernel(bounds, block_ptr, groups, src, dst, eid, has_eids, g.in_degrees(), x2, w2, bcast.A, bcast.B, loff,
-                   roff, out, au, ae, with_arg, reduce == "mean")
+                   roff, out, au, ae, with_arg, reduce == "mean", hub_indptr, hub_src, hub_eids, x_hub, hub_edges)
         elif the_plan.format == "packed":
             _spmm_packed(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
         elif the_plan.format == "csc":
@@ -659,7 +766,7 @@ def _sddmm_blocked_run(g, op, bcast, L2, R2, targets, loff, roff, out):
     """The blocked SDDMM: values in block order into a scratch array, then moved to edge-id order."""
     v_rows = L2 if targets[0] == 1 else R2
     rows_per_block = _rows_per_block(v_rows.shape[1] * v_rows.itemsize)
-    _, block_ptr, groups, src, dst, eid = _blocks(g, "csc", rows_per_block)
+    _, block_ptr, groups, src, dst, eid, _ = _blocks(g, "csc", rows_per_block)
     slots = _block_slots(g, "csc", rows_per_block, eid)
     rows = _memory.empty((g.num_edges, bcast.out_len), out.dtype)
     kernel = _sddmm_cpu.sddmm_blocked_kernel(op, bcast.pattern, *("uv"[t] for t in targets))

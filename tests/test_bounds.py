@@ -40,6 +40,17 @@ SCRIPT = textwrap.dedent("""
         gk.spmm(g, "copy_lhs", reduce, xw, format="csc", return_arg=reduce == "max")
         gk.spmm(g, "copy_rhs", reduce, None, ew, format="csc", return_arg=reduce == "max")
         gk.spmm(g, "mul", reduce, rng.random((36, 5, 20)), rng.random((400, 5, 1)), format="csc")
+    sparse._HUB_MIN_EDGE_SHARE = 0                          # the hub split: sums of x, hubs' rows in 256 bytes
+    by_src = np.argsort(src, kind="stable")                 # (it needs the CSC's rows in source order)
+    gs = gk.Graph.from_coo(src[by_src], dst[by_src], num_nodes=36)
+    x32 = rng.random((36, 32)).astype(np.float32); w32 = rng.random((400, 1)).astype(np.float32)
+    for a, b, op in ((rng.random((36, 6)), None, "copy_lhs"), (xw, None, "copy_lhs"), (x32, w32, "mul"),
+                     (x32[:, :24].reshape(36, 2, 12).copy(), rng.random((400, 2, 1)).astype(np.float32), "mul")):
+        for reduce in ("sum", "mean"):
+            plan = gk.explain(gs, "spmm", op=op, reduce=reduce, ufeat_bytes=a.nbytes,
+                              edge_row_bytes=None if b is None else b[:1].nbytes, out_chunks=2)
+            assert plan.kernel.startswith("spmm_blocked_hubs"), plan
+            gk.spmm(gs, op, reduce, a, b)
     gk.sddmm(g, "dot", xw, xw); gk.sddmm(g, "add", xw, xw); gk.sddmm(g, "mul", ew, x[:, :1].copy(), "e", "v")
     x8 = xw[:, :8].copy()                                  # blocked SDDMM: one-vector dots, blocks of 8 rows
     gk.sddmm(g, "dot", x8, x8, "v", "u"); gk.sddmm(g, "div", x8[:, :1].copy(), x8[:, :1].copy(), "v", "v")

@@ -305,19 +305,19 @@ _BLOCKED_MIN_EDGES = 1 << 16
 def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
     """Why the blocked sums split off the hub sources' edges, or None (see :func:`_blocks`).
 
-    Sums and means of ops that read x, over a pattern without offset tables, when the sources of
-    highest out-degree whose rows fit a quarter of the L2 carry a tenth of the edges or more. An op
-    that also reads edge rows takes it only for output rows of several vector chunks, and narrow edge
-    rows: the hub edges run in CSC order, so the edge rows must first be permuted into it, which is a
-    random scatter (scale 18, w (E, 1): 9-11 ms against 2.6 ms into block order alone). That pays at
-    F = 32 (u_mul_e_sum 48 against 59 ms for the CSC kernel) and F = 64 (65 against 76 ms), not at
-    F = 8 and 16 (24-25 against 14-17 ms for the blocks without hubs).
+    Sums and means of ops that read x, over output rows of several vector chunks and a pattern without
+    offset tables, when the sources of highest out-degree whose rows fit a quarter of the L2 carry a
+    tenth of the edges or more. Rows of one vector keep the blocks alone: copy_u_sum at F = 16, scale
+    18, alternated with torch, took 11.3-11.9 ms with the split against 10.8-11.3 ms without. An op
+    that also reads edge rows needs them narrow: the hub edges run in CSC order, so the edge rows are
+    first permuted into it, a random scatter (scale 18, w (E, 1): 9-11 ms against 2.6 ms into block
+    order alone), which pays at F = 32 (u_mul_e_sum 39-48 against 56-59 ms for the CSC kernel) and
+    F = 64 (62-65 against 72-76 ms), not at F = 8 and 16 (24-25 against 14-17 ms for the blocks).
     """
-    if (reduce not in ("sum", "mean") or op == "copy_rhs" or with_arg or not out_chunks or ufeat_bytes is None
+    if (reduce not in ("sum", "mean") or op == "copy_rhs" or with_arg or (out_chunks or 0) < 2 or ufeat_bytes is None
             or g.num_edges == 0 or g.num_src == 0):
         return None
-    if op != "copy_lhs" and (out_chunks < 2 or edge_row_bytes is None
-                             or edge_row_bytes > _EDGE_ROWS_TO_BLOCKS_MAX_BYTES):
+    if op != "copy_lhs" and (edge_row_bytes is None or edge_row_bytes > _EDGE_ROWS_TO_BLOCKS_MAX_BYTES):
         return None
     hub_rows = _hub_rows(ufeat_bytes // g.num_src)
     if hub_rows < 1:
@@ -430,7 +430,7 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         rows are in source order (results equal the CSC kernel's bit for bit), and the COO when the CSC
         is not allowed; a DynamicGraph runs on its snapshot (built once per change, then reused).
         Sums and means over a skewed graph may also split off the edges of the sources of highest
-        out-degree (the hub split, for rows of any width): each row then adds its hub edges first and
+        out-degree (the hub split, for rows of several vectors): each row then adds its hub edges first and
         the rest after, both in source order, so the result is deterministic and equals the CSC
         kernel's within rounding, not bit for bit.
 

@@ -44,7 +44,7 @@ SCRIPT = textwrap.dedent("""
     by_src = np.argsort(src, kind="stable")                 # (it needs the CSC's rows in source order)
     gs = gk.Graph.from_coo(src[by_src], dst[by_src], num_nodes=36)
     x32 = rng.random((36, 32)).astype(np.float32); w32 = rng.random((400, 1)).astype(np.float32)
-    for a, b, op in ((rng.random((36, 6)), None, "copy_lhs"), (xw, None, "copy_lhs"), (x32, w32, "mul"),
+    for a, b, op in ((rng.random((36, 20)), None, "copy_lhs"), (xw, None, "copy_lhs"), (x32, w32, "mul"),
                      (x32[:, :24].reshape(36, 2, 12).copy(), rng.random((400, 2, 1)).astype(np.float32), "mul")):
         for reduce in ("sum", "mean"):
             plan = gk.explain(gs, "spmm", op=op, reduce=reduce, ufeat_bytes=a.nbytes,

@@ -395,9 +395,8 @@ def _spmm_plan(g, op, reduce, x, w):
                       out_chunks=0 if bc.general else vector_chunks(bc.A, bc.B))
 
 
-# (op, reduce, x row, w row, dtype): one vector (masked, full), chunks unrolled (masked, full), the chunk
-# loop at run time, two heads, float64
-HUB_CASES = [("copy_lhs", "sum", (3,), None, np.float64), ("copy_lhs", "mean", (16,), None, np.float32),
+# (op, reduce, x row, w row, dtype): chunks unrolled (masked, full), the chunk loop at run time, two heads
+HUB_CASES = [("copy_lhs", "sum", (20,), None, np.float64), ("copy_lhs", "mean", (32,), None, np.float32),
              ("copy_lhs", "sum", (40,), None, np.float32), ("copy_lhs", "sum", (80,), None, np.float32),
              ("mul", "mean", (32,), (1,), np.float32), ("mul", "sum", (2, 20), (2, 1), np.float32),
              ("mul", "sum", (20,), (1,), np.float64)]
@@ -456,8 +455,9 @@ def test_hub_split_planner_rules():
         assert np.all(np.diff(hub_ids) > 0)
         assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_blocked_hubs_copy_lhs_sum"
         assert _spmm_plan(g, "mul", "mean", x, w1).kernel == "spmm_blocked_hubs_mul_mean"
-        # not: max/min (their ties and NaNs keep source order), copy_rhs (reads no x), edge rows in one
-        # vector's rows (F = 16) or wider than 16 bytes (the permutation into CSC order would not pay)
+        # not: rows of one vector (F = 16), max/min (their ties and NaNs keep source order), copy_rhs
+        # (reads no x), edge rows wider than 16 bytes (the permutation into CSC order would not pay)
+        assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel == "spmm_blocked_copy_lhs_sum"
         assert not _spmm_plan(g, "copy_lhs", "max", x, None).kernel.startswith("spmm_blocked_hubs")
         assert not _spmm_plan(g, "copy_rhs", "sum", None, x[:g.num_edges]).kernel.startswith("spmm_blocked_hubs")
         assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel == "spmm_blocked_mul_sum"

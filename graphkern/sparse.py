@@ -305,16 +305,17 @@ _BLOCKED_MIN_EDGES = 1 << 16
 def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
     """Why the blocked sums split off the hub sources' edges, or None (see :func:`_blocks`).
 
-    Sums and means of ops that read x, over output rows of several vector chunks and a pattern without
-    offset tables, when the sources of highest out-degree whose rows fit a quarter of the L2 carry a
-    tenth of the edges or more. Rows of one vector keep the blocks alone: copy_u_sum at F = 16, scale
+    Every reducer of an op that reads x, without arg outputs, over output rows of several vector chunks
+    and a pattern without offset tables, when the sources of highest out-degree whose rows fit a
+    quarter of the L2 carry a tenth of the edges or more (arg outputs would need each row's ties
+    resolved across the two parts). Rows of one vector keep the blocks alone: copy_u_sum at F = 16, scale
     18, alternated with torch, took 11.3-11.9 ms with the split against 10.8-11.3 ms without. An op
     that also reads edge rows needs them narrow: the hub edges run in CSC order, so the edge rows are
     first permuted into it, a random scatter (scale 18, w (E, 1): 9-11 ms against 2.6 ms into block
     order alone), which pays at F = 32 (u_mul_e_sum 39-48 against 56-59 ms for the CSC kernel) and
     F = 64 (62-65 against 72-76 ms), not at F = 8 and 16 (24-25 against 14-17 ms for the blocks).
     """
-    if (reduce not in ("sum", "mean") or op == "copy_rhs" or with_arg or (out_chunks or 0) < 2 or ufeat_bytes is None
+    if (op == "copy_rhs" or with_arg or (out_chunks or 0) < 2 or ufeat_bytes is None
             or g.num_edges == 0 or g.num_src == 0):
         return None
     if op != "copy_lhs" and (edge_row_bytes is None or edge_row_bytes > _EDGE_ROWS_TO_BLOCKS_MAX_BYTES):
@@ -429,10 +430,11 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         the CSC when the gathered rows outgrow the L2 cache, an output row is one vector and the CSC
         rows are in source order (results equal the CSC kernel's bit for bit), and the COO when the CSC
         is not allowed; a DynamicGraph runs on its snapshot (built once per change, then reused).
-        Sums and means over a skewed graph may also split off the edges of the sources of highest
-        out-degree (the hub split, for rows of several vectors): each row then adds its hub edges first and
-        the rest after, both in source order, so the result is deterministic and equals the CSC
-        kernel's within rounding, not bit for bit.
+        On a skewed graph, rows of several vectors may also split off the edges of the sources of
+        highest out-degree (the hub split; not with arg outputs): each row then reduces its hub edges
+        first and the rest after, both in source order, so a sum is deterministic and equals the CSC
+        kernel's within rounding, not bit for bit; max and min give the CSC's values (a zero may differ
+        in sign).
 
     Returns
     -------

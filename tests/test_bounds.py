@@ -46,7 +46,7 @@ SCRIPT = textwrap.dedent("""
     x32 = rng.random((36, 32)).astype(np.float32); w32 = rng.random((400, 1)).astype(np.float32)
     for a, b, op in ((rng.random((36, 20)), None, "copy_lhs"), (xw, None, "copy_lhs"), (x32, w32, "mul"),
                      (x32[:, :24].reshape(36, 2, 12).copy(), rng.random((400, 2, 1)).astype(np.float32), "mul")):
-        for reduce in ("sum", "mean"):
+        for reduce in ("sum", "mean", "max", "min"):
             plan = gk.explain(gs, "spmm", op=op, reduce=reduce, ufeat_bytes=a.nbytes,
                               edge_row_bytes=None if b is None else b[:1].nbytes, out_chunks=2)
             assert plan.kernel.startswith("spmm_blocked_hubs"), plan

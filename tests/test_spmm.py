@@ -399,7 +399,8 @@ def _spmm_plan(g, op, reduce, x, w):
 HUB_CASES = [("copy_lhs", "sum", (20,), None, np.float64), ("copy_lhs", "mean", (32,), None, np.float32),
              ("copy_lhs", "sum", (40,), None, np.float32), ("copy_lhs", "sum", (80,), None, np.float32),
              ("mul", "mean", (32,), (1,), np.float32), ("mul", "sum", (2, 20), (2, 1), np.float32),
-             ("mul", "sum", (20,), (1,), np.float64)]
+             ("mul", "sum", (20,), (1,), np.float64), ("copy_lhs", "max", (40,), None, np.float32),
+             ("mul", "min", (32,), (1,), np.float32), ("div", "max", (2, 20), (2, 1), np.float64)]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -412,8 +413,24 @@ def test_hub_split_on_graph_cases(case, op, reduce, xshape, wshape, dtype, hub_s
     assert plan.kernel.startswith("spmm_blocked_hubs" if g.num_edges else "spmm_csc"), plan
     if g.num_edges:
         assert "hub split: the" in str(plan)
-    got = _check(g, op, reduce, x, w)
+    got = _check(g, op, reduce, x, w)  # max/min: the arg outputs take the CSC, the plain call the hubs
     np.testing.assert_array_equal(got, gk.spmm(g, op, reduce, x, w))  # deterministic run to run
+    if reduce in ("max", "min"):  # the same values as the CSC kernel (ties and NaN cannot move them)
+        np.testing.assert_array_equal(got, gk.spmm(g, op, reduce, x, w, format="csc"))
+
+
+def test_hub_split_max_skips_nan_as_the_csc_does(hub_split):
+    src, dst, n = CASES["kronecker_10"]()
+    g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n)
+    x = np.random.default_rng(8).random((n, 32)).astype(np.float32)
+    hub = int(np.argmax(g.out_degrees()))
+    x[hub, :5] = np.nan  # a hub's NaN never wins, as on the CSC
+    x[hub + 1:hub + 40, 7] = np.nan
+    for reduce in ("max", "min"):
+        assert _spmm_plan(g, "copy_lhs", reduce, x, None).kernel.startswith("spmm_blocked_hubs")
+        got = gk.spmm(g, "copy_lhs", reduce, x)
+        np.testing.assert_array_equal(got, gk.spmm(g, "copy_lhs", reduce, x, format="csc"))
+        assert not np.isnan(got).any()
 
 
 @pytest.mark.parametrize("hubs", [1, 10**6])  # one hub; every source with edges a hub (no edges in the blocks)
@@ -455,10 +472,12 @@ def test_hub_split_planner_rules():
         assert np.all(np.diff(hub_ids) > 0)
         assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_blocked_hubs_copy_lhs_sum"
         assert _spmm_plan(g, "mul", "mean", x, w1).kernel == "spmm_blocked_hubs_mul_mean"
-        # not: rows of one vector (F = 16), max/min (their ties and NaNs keep source order), copy_rhs
-        # (reads no x), edge rows wider than 16 bytes (the permutation into CSC order would not pay)
+        assert _spmm_plan(g, "copy_lhs", "max", x, None).kernel == "spmm_blocked_hubs_copy_lhs_max"
+        # not: rows of one vector (F = 16), arg outputs (their ties keep source order), copy_rhs (reads
+        # no x), edge rows wider than 16 bytes (the permutation into CSC order would not pay)
         assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel == "spmm_blocked_copy_lhs_sum"
-        assert not _spmm_plan(g, "copy_lhs", "max", x, None).kernel.startswith("spmm_blocked_hubs")
+        plan = gk.explain(g, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat_bytes=x.nbytes, out_chunks=2)
+        assert plan.kernel == "spmm_csc_copy_lhs_max_arg"
         assert not _spmm_plan(g, "copy_rhs", "sum", None, x[:g.num_edges]).kernel.startswith("spmm_blocked_hubs")
         assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel == "spmm_blocked_mul_sum"
         wide = rng.random((g.num_edges, 32), dtype=np.float32)
@@ -506,8 +525,7 @@ def test_hub_split_kernel_reads_edge_rows_by_id_or_in_its_order(hub_split):
 def test_hub_split_kernel_refuses_what_it_cannot_run():
     from graphkern.kernels.cpu.spmm import spmm_blocked_kernel
 
-    for op, reduce, pattern in (("copy_lhs", "max", (0, 1, 0, 0, False)), ("copy_rhs", "sum", (0, 0, 0, 1, False)),
-                                ("add", "sum", (0, 0, 0, 0, True))):
+    for op, reduce, pattern in (("copy_rhs", "sum", (0, 0, 0, 1, False)), ("add", "sum", (0, 0, 0, 0, True))):
         with pytest.raises(ValueError, match="hub split"):
             spmm_blocked_kernel(op, reduce, pattern, 1, hubs=True)
 

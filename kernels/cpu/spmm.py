@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import literal_unroll, njit, prange
+from numba import njit, prange
 
 from ._intrinsics import prefetch_elements, prefetch_row
 from ._simd import vfull, vgt, vint, vload, vlt, vmask, vmax, vmin, vselect, vsplat, vstore, vzeros
@@ -495,11 +495,12 @@ def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full:
     initial fill (each block writes its rows' start values). Without ``has_eids``, ``w`` is in the
     kernel's own edge order: the hub edges (``hub_edges`` of them), then the blocks' edges.
 
-    ``hubs`` (sums and means over a pattern without offset tables) compiles the hub split of
-    :func:`split_hub_edges`: each block first sums every row's in-edges from the hub sources, in the CSC
-    order of ``(hub_indptr, hub_src, hub_eids)``, in registers, gathering from ``x_hub`` (the hubs' rows,
-    copied together so that they stay in the L2); then its other edges add in as above. The hub arrays
-    are one-element dummies without ``hubs``.
+    ``hubs`` (ops that read x, a pattern without offset tables, no arg outputs) compiles the hub split of
+    :func:`split_hub_edges`: each block first reduces every row's in-edges from the hub sources, in the
+    CSC order of ``(hub_indptr, hub_src, hub_eids)``, in registers, gathering from ``x_hub`` (the hubs'
+    rows, copied together so that they stay in the L2); then its other edges join in as above. The hub
+    arrays are one-element dummies without ``hubs``. ``row_chunks`` (rows of one head and that many
+    vectors, else 0) compiles the chunk loop with a constant count, which LLVM unrolls.
 
     Why: on the CSC a row gathers ``x[u]`` for each in-edge from anywhere in ``x``; once ``x`` outgrows
     the L2 cache every gather waits on the L3. Here a block's output rows are sized to stay in the L2
@@ -514,18 +515,19 @@ def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full:
     outputs equal the CSC kernels' bit for bit, ties included. ``full`` (an output row of exactly one
     vector, ``A == 1`` and ``B == LANES``) compiles the row's loads and stores without a mask.
 
-    With hubs, a sum adds each row's hub edges first (in source order), then the rest (in source order):
-    deterministic run to run, but not the CSC kernel's order, so equal to it within rounding only.
-    Measured through ``spmm`` on the scale-18 Kronecker graph, float32, 2 threads, with the hubs' rows in
-    a quarter of the L2 (8,192 hubs holding 63% of the edges at F = 16, 2,048 and 38% at F = 64),
-    against what runs without the split (the blocks at F = 16, the CSC kernel above): copy_u_sum F = 16
-    9.7 against 9.9 ms, F = 32 20.4 against 31.7 ms, F = 64 35.9 against 47.5 ms, F = 128 104 against
-    117 ms, F = 256 228 against 261 ms; u_mul_e_sum with w (E, 1) F = 32 39 against 56 ms, F = 64 62
-    against 72 ms.
+    With hubs, a row reduces its hub edges first (in source order), then the rest (in source order): a
+    sum is deterministic run to run, but not in the CSC kernel's order, so equal to it within rounding
+    only; a max or min is the CSC's value (NaN never wins either way), except that of two zeros the
+    other sign may come first. Measured through ``spmm`` on the scale-18 Kronecker graph, float32, 2
+    threads, with the hubs' rows in a quarter of the L2 (2,048 hubs holding 38% of the edges at F = 64),
+    against the CSC kernel: copy_u_sum F = 32 20.4 against 31.7 ms, F = 64 36-45 against 48-54 ms,
+    F = 128 104 against 117 ms, F = 256 228 against 261 ms; copy_u_max F = 32 21 against 37 ms, F = 64
+    41 against 55 ms; u_mul_e_sum with w (E, 1) F = 32 39 against 56 ms, F = 64 62 against 72 ms. At
+    F = 16 the blocks alone are as fast (:func:`graphkern.sparse._hub_split`).
     """
-    if hubs and (reduce not in ("sum", "mean") or op == "copy_rhs" or pattern[-1]):
-        raise ValueError("the hub split runs sums and means of ops that read x, without offset tables; "
-                         f"found op={op!r}, reduce={reduce!r}, general={pattern[-1]}")
+    if hubs and (op == "copy_rhs" or pattern[-1]):
+        raise ValueError("the hub split runs ops that read x, without offset tables; "
+                         f"found op={op!r}, general={pattern[-1]}")
     return _spmm_blocked_kernel(op, _family(reduce), pattern, chunks > 1, full, hubs, row_chunks)
 
 
@@ -541,7 +543,6 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
     FULL = full
     HUBS = hubs
     ROW_CHUNKS = row_chunks
-    CHUNK_STARTS = tuple(range(0, max(row_chunks, 1) * LANES, LANES))
     INIT = 0.0 if IS_SUM else (-np.inf if IS_MAX else np.inf)
 
     @njit(inline="always")
@@ -584,8 +585,8 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
                 e = eids[j] if has_eids else hub_edges + j
                 u = src[j]
                 v = dst[j]
-                for c in literal_unroll(CHUNK_STARTS):
-                    edge_chunk(x, w, u, e, v, 0, c, B, la, ra, out, arg_u, arg_e, with_arg)
+                for c in range(ROW_CHUNKS):  # a compile-time count: LLVM unrolls it
+                    edge_chunk(x, w, u, e, v, 0, c * LANES, B, la, ra, out, arg_u, arg_e, with_arg)
         elif A == 1 or not WIDE:
             for j in range(lo, hi):
                 e = eids[j] if has_eids else hub_edges + j
@@ -622,11 +623,15 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
                         for a in range(A if WIDE else 1):
                             for b0 in range(0, B if WIDE else 1, LANES):
                                 mask = vmask(LANES if FULL else min(LANES, B - b0), LANES)
-                                acc = vzeros(out, LANES)
+                                acc = vzeros(out, LANES) if IS_SUM else vfull(out, INIT, LANES)
                                 for k in range(hub_indptr[v], hub_indptr[v + 1]):
                                     e = hub_eids[k] if has_eids else k
-                                    acc = acc + vector_message(OP, USE_X, USE_W, LB, RB, x_hub, w, hub_src[k], e, a,
-                                                               b0, la, ra, mask)
+                                    val = vector_message(OP, USE_X, USE_W, LB, RB, x_hub, w, hub_src[k], e, a, b0,
+                                                         la, ra, mask)
+                                    if IS_SUM:
+                                        acc = acc + val
+                                    else:
+                                        acc = vmax(acc, val) if IS_MAX else vmin(acc, val)
                                 vstore(out, v, a * B + b0, acc, mask)
                 # the block's rows start at the reducer's identity (and arg -1), where the hub sums
                 # have not set them: they stay in the cache

@@ -611,6 +611,7 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
         D = A * B
         args_u = arg_u.reshape((1,) + arg_u.shape)
         args_e = arg_e.reshape((1,) + arg_e.shape)
+        flat_out = out.reshape(out.size)
         for p in prange(groups.size - 1):
             for blk in range(groups[p], groups[p + 1]):
                 first = block_rows[blk]
@@ -635,9 +636,9 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
                                 vstore(out, v, a * B + b0, acc, mask)
                 # the block's rows start at the reducer's identity (and arg -1), where the hub sums
                 # have not set them: they stay in the cache
-                for v in range(last if HUBS else first, last):
-                    for k in range(D):
-                        out[v, k] = INIT
+                if not HUBS:  # one span of the flat output: a fill the compiler vectorises
+                    flat_out[first * D:last * D] = INIT
+                for v in range(last if HUBS or not with_arg else first, last):
                     if with_arg:
                         for k in range(D):
                             if USE_X:

@@ -483,6 +483,75 @@ def finish_rows(degrees, is_mean, out, arg_u, arg_e, with_arg_u, with_arg_e):
                 out[v, k] /= degree
 
 
+@njit(inline="always")
+def blocked_edge_chunk(OP, USE_X, USE_W, LB, RB, FULL, IS_SUM, IS_MAX, x, w, u, e, v, a, b0, B, la, ra, out, arg_u,
+                       arg_e, with_arg):
+    """Edge ``(u, e, v)`` into chunk ``(a, b0)`` of output row ``v``: a read-modify-write in the cache (the
+    leading upper-case arguments fold as constants)."""
+    mask = vmask(LANES if FULL else min(LANES, B - b0), LANES)
+    col = a * B + b0
+    val = vector_message(OP, USE_X, USE_W, LB, RB, x, w, u, e, a, b0, la, ra, mask)
+    acc = vload(out, v, col, mask)
+    if IS_SUM:
+        vstore(out, v, col, acc + val, mask)
+    elif not with_arg:
+        vstore(out, v, col, vmax(acc, val) if IS_MAX else vmin(acc, val), mask)
+    else:
+        wins = vgt(val, acc) if IS_MAX else vlt(val, acc)
+        vstore(out, v, col, vselect(wins, val, acc), mask)
+        if USE_X:
+            vstore(arg_u, v, col, vselect(wins, vint(arg_u, u, LANES), vload(arg_u, v, col, mask)), mask)
+        if USE_W:
+            vstore(arg_e, v, col, vselect(wins, vint(arg_e, e, LANES), vload(arg_e, v, col, mask)), mask)
+
+
+@njit(inline="always")
+def blocked_edges(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, FULL, WIDE, ROW_CHUNKS, lo, hi, src, dst, eids,
+                  has_eids, hub_edges, x, w, A, B, la, ra, loff, roff, out, arg_u, arg_e, with_arg):
+    """Edges ``lo:hi`` of the blocks, each read-modify-writing its output row; without ids, ``w`` is in
+    the kernel's edge order (edge_rows_to_blocks). The leading upper-case arguments fold as constants:
+    module-level functions rather than closures, since a closure over another compiled function gives
+    the kernel a cache key that changes every process (Numba would compile it again each time).
+
+    The chunks of a row step by ``(a, b0)``: chunk_of's division per chunk and edge cost 2x at F = 64.
+    Rows of one head and a few vectors (``ROW_CHUNKS``, a compile-time count) run the chunks unrolled:
+    a run-time chunk loop took 42-50 ms at F = 64 (hub split, scale 18) against 36-38 ms unrolled.
+    (At most 30 arguments: past that CPython passes them as ``*args``, which Numba cannot inline.)
+    """
+    if GENERAL:
+        args_u = arg_u.reshape((1,) + arg_u.shape)
+        args_e = arg_e.reshape((1,) + arg_e.shape)
+        for j in range(lo, hi):
+            e = eids[j] if has_eids else hub_edges + j
+            accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, src[j], e, dst[j], A, B, la, ra,
+                            loff, roff, out, args_u, args_e, 0, with_arg)
+    elif ROW_CHUNKS:
+        for j in range(lo, hi):
+            e = eids[j] if has_eids else hub_edges + j
+            u = src[j]
+            v = dst[j]
+            for c in range(ROW_CHUNKS):  # a compile-time count: LLVM unrolls it
+                blocked_edge_chunk(OP, USE_X, USE_W, LB, RB, FULL, IS_SUM, IS_MAX, x, w, u, e, v, 0, c * LANES, B,
+                                   la, ra, out, arg_u, arg_e, with_arg)
+    elif A == 1 or not WIDE:
+        for j in range(lo, hi):
+            e = eids[j] if has_eids else hub_edges + j
+            u = src[j]
+            v = dst[j]
+            for b0 in range(0, B if WIDE else 1, LANES):
+                blocked_edge_chunk(OP, USE_X, USE_W, LB, RB, FULL, IS_SUM, IS_MAX, x, w, u, e, v, 0, b0, B, la, ra,
+                                   out, arg_u, arg_e, with_arg)
+    else:
+        for j in range(lo, hi):
+            e = eids[j] if has_eids else hub_edges + j
+            u = src[j]
+            v = dst[j]
+            for a in range(A):
+                for b0 in range(0, B, LANES):
+                    blocked_edge_chunk(OP, USE_X, USE_W, LB, RB, FULL, IS_SUM, IS_MAX, x, w, u, e, v, a, b0, B, la,
+                                       ra, out, arg_u, arg_e, with_arg)
+
+
 def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full: bool = False,
                         hubs: bool = False, row_chunks: int = 0):
     """Destination blocks in source order: the cache-blocked path for every reducer.
@@ -545,72 +614,12 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
     ROW_CHUNKS = row_chunks
     INIT = 0.0 if IS_SUM else (-np.inf if IS_MAX else np.inf)
 
-    @njit(inline="always")
-    def edge_chunk(x, w, u, e, v, a, b0, B, la, ra, out, arg_u, arg_e, with_arg):
-        """Edge ``(u, e, v)`` into chunk ``(a, b0)`` of output row ``v``: a read-modify-write in the cache."""
-        mask = vmask(LANES if FULL else min(LANES, B - b0), LANES)
-        col = a * B + b0
-        val = vector_message(OP, USE_X, USE_W, LB, RB, x, w, u, e, a, b0, la, ra, mask)
-        acc = vload(out, v, col, mask)
-        if IS_SUM:
-            vstore(out, v, col, acc + val, mask)
-        elif not with_arg:
-            vstore(out, v, col, vmax(acc, val) if IS_MAX else vmin(acc, val), mask)
-        else:
-            wins = vgt(val, acc) if IS_MAX else vlt(val, acc)
-            vstore(out, v, col, vselect(wins, val, acc), mask)
-            if USE_X:
-                vstore(arg_u, v, col, vselect(wins, vint(arg_u, u, LANES), vload(arg_u, v, col, mask)), mask)
-            if USE_W:
-                vstore(arg_e, v, col, vselect(wins, vint(arg_e, e, LANES), vload(arg_e, v, col, mask)), mask)
-
-    @njit(cache=True)
-    def block_edges(lo, hi, src, dst, eids, has_eids, hub_edges, x, w, A, B, la, ra, loff, roff, out, arg_u, arg_e,
-                    args_u, args_e, with_arg):
-        """Edges ``lo:hi`` of the blocks, each read-modify-writing its output row; without ids, ``w`` is
-        in the kernel's edge order (edge_rows_to_blocks).
-
-        The chunks of a row step by ``(a, b0)``: chunk_of's division per chunk and edge cost 2x at F = 64.
-        Rows of one head and a few vectors (``ROW_CHUNKS``, a compile-time count) run the chunks
-        unrolled: LLVM inlines this function into the kernel, and there a run-time chunk loop took
-        42-50 ms at F = 64 (hub split, scale 18) against 36-38 ms unrolled, as fast as the same loop
-        called from a small kernel of its own."""
-        if GENERAL:
-            for j in range(lo, hi):
-                e = eids[j] if has_eids else hub_edges + j
-                accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, src[j], e, dst[j], A, B, la,
-                                ra, loff, roff, out, args_u, args_e, 0, with_arg)
-        elif ROW_CHUNKS:
-            for j in range(lo, hi):
-                e = eids[j] if has_eids else hub_edges + j
-                u = src[j]
-                v = dst[j]
-                for c in range(ROW_CHUNKS):  # a compile-time count: LLVM unrolls it
-                    edge_chunk(x, w, u, e, v, 0, c * LANES, B, la, ra, out, arg_u, arg_e, with_arg)
-        elif A == 1 or not WIDE:
-            for j in range(lo, hi):
-                e = eids[j] if has_eids else hub_edges + j
-                u = src[j]
-                v = dst[j]
-                for b0 in range(0, B if WIDE else 1, LANES):
-                    edge_chunk(x, w, u, e, v, 0, b0, B, la, ra, out, arg_u, arg_e, with_arg)
-        else:
-            for j in range(lo, hi):
-                e = eids[j] if has_eids else hub_edges + j
-                u = src[j]
-                v = dst[j]
-                for a in range(A):
-                    for b0 in range(0, B, LANES):
-                        edge_chunk(x, w, u, e, v, a, b0, B, la, ra, out, arg_u, arg_e, with_arg)
-
     @njit(parallel=True, cache=True)
     def kernel(block_rows, block_ptr, groups, src, dst, eids, has_eids, degrees, x, w, A, B, loff, roff, out, arg_u,
                arg_e, with_arg, mean, hub_indptr, hub_src, hub_eids, x_hub, hub_edges):
         la = stride_for(LA, B)
         ra = stride_for(RA, B)
         D = A * B
-        args_u = arg_u.reshape((1,) + arg_u.shape)
-        args_e = arg_e.reshape((1,) + arg_e.shape)
         flat_out = out.reshape(out.size)
         for p in prange(groups.size - 1):
             for blk in range(groups[p], groups[p + 1]):
@@ -645,8 +654,9 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
                                 arg_u[v, k] = -1
                             if USE_W:
                                 arg_e[v, k] = -1
-                block_edges(block_ptr[blk], block_ptr[blk + 1], src, dst, eids, has_eids, hub_edges, x, w, A, B, la,
-                            ra, loff, roff, out, arg_u, arg_e, args_u, args_e, with_arg)
+                blocked_edges(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, FULL, WIDE, ROW_CHUNKS,
+                              block_ptr[blk], block_ptr[blk + 1], src, dst, eids, has_eids, hub_edges, x, w, A, B,
+                              la, ra, loff, roff, out, arg_u, arg_e, with_arg)
                 # graphkern's rule for rows without in-edges (0, arg -1); a mean divides as the CSC does
                 for v in range(first, last):
                     if degrees[v] == 0:

@@ -208,9 +208,10 @@ def _blocks(g, base: str, rows_per_block: int, hub_rows: int = 0):
     return blocks
 
 
-# The hub split of the blocked sums: the hubs' feature rows take at most this share of the L2 cache, and
-# the split runs when they carry at least this share of the edges. Measured on the scale-18 Kronecker
-# graph, float32, 2 threads: a quarter of the L2 was as fast as an eighth or a half at F = 16 and 64.
+# The hub split of the blocked kernel: the hubs' feature rows take at most this share of the L2 cache,
+# and the split runs when they carry at least this share of the edges. Measured on the scale-18
+# Kronecker graph, float32, 2 threads: a quarter of the L2 was as fast as an eighth or a half at F = 16
+# and 64, and at F = 32 and 256 faster than no split.
 _HUB_L2_SHARE = 4
 _HUB_MIN_EDGE_SHARE = 0.1
 
@@ -327,7 +328,7 @@ def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks)
     if share < _HUB_MIN_EDGE_SHARE:
         return None
     return (f"hub split: the {hub_ids.size} sources of highest out-degree carry {share:.0%} of the edges; "
-            f"their rows are copied together into the L2 and each row sums its edges from them first")
+            f"their rows are copied together into the L2 and each row reduces its edges from them first")
 
 
 def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_split=False):
@@ -344,8 +345,8 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_s
     cost a stable transpose and a count sort, once per graph (scale 20: 0.43 s).
 
     With the hub split (``hub_split``, :func:`_hub_split`) rows of several vector chunks take the blocks
-    too: against the CSC vector kernel, copy_u_sum at F = 32 20.3 vs 34.4 ms, F = 64 39.3 vs 51.8 ms,
-    F = 256 213 vs 248 ms (scale 18, float32, 2 threads).
+    too: against the CSC vector kernel, copy_u_sum at F = 32 19-20 vs 32 ms, F = 64 42-45 vs 54-56 ms,
+    F = 128 104 vs 117 ms, F = 256 228 vs 261 ms (scale 18, float32, 2 threads, one process).
     """
     if (with_arg or (out_chunks != 1 and not hub_split) or g.num_edges < max(1, _BLOCKED_MIN_EDGES)
             or not g.allows_format("csc")):
@@ -508,10 +509,11 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
                 has_eids = False
             chunks = 0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B)
             # an output row of exactly one vector: max/min read-modify-write it unmasked (copy_u_max at
-            # F = 16, scale 18: 10.1-10.5 against 10.8-11.2 ms; sums measured the same or slower)
+            # F = 16, scale 18: 10.1-10.5 against 10.8-11.2 ms; sums measured the same or slower); with
+            # the hub split every row of whole vectors does (copy_u_sum F = 64: 45 against 58 ms masked)
             full = ((reduce in ("max", "min") and chunks == 1 and bcast.B == _spmm_cpu.LANES)
                     or (split and chunks >= 1 and bcast.B % _spmm_cpu.LANES == 0))
-            # rows of one head and a few vectors: the chunk loop compiled unrolled (see block_edges)
+            # rows of one head and a few vectors: the chunk loop compiled unrolled (see blocked_edges)
             row_chunks = chunks if bcast.A == 1 and 1 < chunks <= _BLOCKED_UNROLLED_CHUNKS else 0
             kernel = _spmm_cpu.spmm_blocked_kernel(op, reduce, bcast.pattern, chunks, full, split, row_chunks)
             if split:

@@ -626,9 +626,9 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
                 first = block_rows[blk]
                 last = block_rows[blk + 1]
                 if HUBS:
-                    # each row starts as the sum of its hub edges, taken in registers: the hubs' rows
-                    # are few enough to stay in the L2, so these gathers hit it and nothing is stored
-                    # per edge
+                    # each row starts as the reduction (sum, max or min) of its hub edges, taken in
+                    # registers: the hubs' rows are few enough to stay in the L2, so these gathers hit
+                    # it and nothing is stored per edge
                     for v in range(first, last):
                         for a in range(A if WIDE else 1):
                             for b0 in range(0, B if WIDE else 1, LANES):

@@ -1,0 +1,182 @@
+"""g-SpMM's hub split (the blocked kernel's hub sources reduced from their rows in the L2): the graph
+cases against the NumPy reference, the planner's rules, and the kernel's two ways to edge rows.
+
+A file of its own so that the test runner's workers share the g-SpMM tests (it spreads them by file)."""
+
+import numpy as np
+import pytest
+from graph_cases import CASES
+from test_spmm import _check, _features, _in_source_order
+
+import graphkern as gk
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """The blocked path on small graphs (as in test_spmm): any size qualifies and an 'L2 cache' of 8 bytes
+    makes blocks of 8 rows, so every graph case spans several blocks and every gathered array outgrows it."""
+    import graphkern.sparse as sparse
+
+    monkeypatch.setattr(sparse, "_BLOCKED_MIN_EDGES", 0)
+    monkeypatch.setattr(sparse, "_L2_BYTES", 8)
+
+
+@pytest.fixture
+def hub_split(small_blocks, monkeypatch):
+    """The hub split on small graphs: the 3 sources of highest out-degree are the hubs, whatever their
+    share of the edges."""
+    import graphkern.sparse as sparse
+
+    monkeypatch.setattr(sparse, "_HUB_MIN_EDGE_SHARE", 0.0)
+    monkeypatch.setattr(sparse, "_hub_rows", lambda row_bytes: 3)
+
+
+def _spmm_plan(g, op, reduce, x, w):
+    """gk.explain with the sizes spmm itself passes."""
+    from graphkern.kernels.cpu.spmm import vector_chunks
+
+    from graphkern import _broadcast
+
+    bc = _broadcast.analyse(op, x.shape[1:] if x is not None else (), w.shape[1:] if w is not None else ())
+    return gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=None if x is None else x.nbytes,
+                      edge_row_bytes=None if w is None else w[:1].nbytes,
+                      out_chunks=0 if bc.general else vector_chunks(bc.A, bc.B))
+
+
+# (op, reduce, x row, w row, dtype): chunks unrolled (masked, full), the chunk loop at run time, two heads
+HUB_CASES = [("copy_lhs", "sum", (20,), None, np.float64), ("copy_lhs", "mean", (32,), None, np.float32),
+             ("copy_lhs", "sum", (40,), None, np.float32), ("copy_lhs", "sum", (80,), None, np.float32),
+             ("mul", "mean", (32,), (1,), np.float32), ("mul", "sum", (2, 20), (2, 1), np.float32),
+             ("mul", "sum", (20,), (1,), np.float64), ("copy_lhs", "max", (40,), None, np.float32),
+             ("mul", "min", (32,), (1,), np.float32), ("div", "max", (2, 20), (2, 1), np.float64)]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("op, reduce, xshape, wshape, dtype", HUB_CASES)
+def test_hub_split_on_graph_cases(case, op, reduce, xshape, wshape, dtype, hub_split):
+    src, dst, n = CASES[case]()
+    # int32 and int64 ids on alternate cases: every case and every feature shape meets both widths
+    # across the parameter grid, at half the compiles of the full product
+    idtype = (np.int32, np.int64)[(sorted(CASES).index(case) + HUB_CASES.index((op, reduce, xshape, wshape,
+                                                                                 dtype))) % 2]
+    g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n, idtype=idtype)
+    x, w = _features(g, op, xshape, wshape or (1,), dtype)
+    plan = _spmm_plan(g, op, reduce, x, w)
+    assert plan.kernel.startswith("spmm_blocked_hubs" if g.num_edges else "spmm_csc"), plan
+    if g.num_edges:
+        assert "hub split: the" in str(plan)
+    got = _check(g, op, reduce, x, w)  # max/min: the arg outputs take the CSC, the plain call the hubs
+    np.testing.assert_array_equal(got, gk.spmm(g, op, reduce, x, w))  # deterministic run to run
+    if reduce in ("max", "min"):  # the same values as the CSC kernel (ties and NaN cannot move them)
+        np.testing.assert_array_equal(got, gk.spmm(g, op, reduce, x, w, format="csc"))
+
+
+def test_hub_split_max_skips_nan_as_the_csc_does(hub_split):
+    src, dst, n = CASES["kronecker_10"]()
+    g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n)
+    x = np.random.default_rng(8).random((n, 32)).astype(np.float32)
+    hub = int(np.argmax(g.out_degrees()))
+    x[hub, :5] = np.nan  # a hub's NaN never wins, as on the CSC
+    x[hub + 1:hub + 40, 7] = np.nan
+    for reduce in ("max", "min"):
+        assert _spmm_plan(g, "copy_lhs", reduce, x, None).kernel.startswith("spmm_blocked_hubs")
+        got = gk.spmm(g, "copy_lhs", reduce, x)
+        np.testing.assert_array_equal(got, gk.spmm(g, "copy_lhs", reduce, x, format="csc"))
+        assert not np.isnan(got).any()
+
+
+@pytest.mark.parametrize("hubs", [1, 10**6])  # one hub; every source with edges a hub (no edges in the blocks)
+def test_hub_split_few_and_all_hubs(hubs, small_blocks, monkeypatch):
+    import graphkern.sparse as sparse
+
+    monkeypatch.setattr(sparse, "_HUB_MIN_EDGE_SHARE", 0.0)
+    monkeypatch.setattr(sparse, "_hub_rows", lambda row_bytes: hubs)
+    g = gk.graph.kronecker(9)
+    rng = np.random.default_rng(3)
+    x = rng.random((g.num_src, 24), dtype=np.float32)
+    w = rng.random((g.num_edges, 1), dtype=np.float32)
+    for op, b in (("copy_lhs", None), ("mul", w)):
+        assert _spmm_plan(g, op, "sum", x, b).kernel.startswith("spmm_blocked_hubs")
+        _check(g, op, "sum", x, b)
+    key = next(k for k in g._cache if k[0] == "dst_blocks" and k[2])
+    hub_ids, hub_indptr = g._cache[key][-1][:2]
+    if hubs == 1:
+        assert hub_ids.tolist() == [int(np.argmax(g.out_degrees()))]
+    else:
+        assert hub_indptr[-1] == g.num_edges and g._cache[key][1][-1] == 0
+
+
+def test_hub_split_planner_rules():
+    """Which calls split off hubs, on a skewed graph big enough for the default rules (Kronecker 12, F =
+    32 float32: 256 KB of x, more than the 'L2' of 64 KB set here; its top 128 sources carry 25% of the
+    edges)."""
+    import graphkern.sparse as sparse
+
+    g = gk.graph.kronecker(12)
+    rng = np.random.default_rng(4)
+    x = rng.random((g.num_src, 32), dtype=np.float32)
+    w1 = rng.random((g.num_edges, 1), dtype=np.float32)
+    old = sparse._BLOCKED_MIN_EDGES, sparse._L2_BYTES
+    sparse._BLOCKED_MIN_EDGES, sparse._L2_BYTES = 0, 64 << 10
+    try:
+        hub_ids, share = sparse._hubs(g, sparse._hub_rows(128))
+        assert hub_ids.size == 128 and share >= sparse._HUB_MIN_EDGE_SHARE
+        assert np.all(np.diff(hub_ids) > 0)
+        assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_blocked_hubs_copy_lhs_sum"
+        assert _spmm_plan(g, "mul", "mean", x, w1).kernel == "spmm_blocked_hubs_mul_mean"
+        assert _spmm_plan(g, "copy_lhs", "max", x, None).kernel == "spmm_blocked_hubs_copy_lhs_max"
+        # not: rows of one vector (F = 16), arg outputs (their ties keep source order), copy_rhs (reads
+        # no x), edge rows wider than 16 bytes (the permutation into CSC order would not pay)
+        assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel == "spmm_blocked_copy_lhs_sum"
+        plan = gk.explain(g, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat_bytes=x.nbytes, out_chunks=2)
+        assert plan.kernel == "spmm_csc_copy_lhs_max_arg"
+        assert not _spmm_plan(g, "copy_rhs", "sum", None, x[:g.num_edges]).kernel.startswith("spmm_blocked_hubs")
+        assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel == "spmm_blocked_mul_sum"
+        wide = rng.random((g.num_edges, 32), dtype=np.float32)
+        assert _spmm_plan(g, "mul", "sum", x, wide).kernel == "spmm_csc_mul_sum"
+        np.testing.assert_allclose(gk.spmm(g, "mul", "sum", x, wide), gk.spmm(g, "mul", "sum", x, wide,
+                                                                              format="csc"))
+        sparse._HUB_MIN_EDGE_SHARE = 0.9  # hubs that carry too few edges: no split, and F = 32 stays on the CSC
+        assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_csc_copy_lhs_sum"
+    finally:
+        sparse._BLOCKED_MIN_EDGES, sparse._L2_BYTES = old
+        sparse._HUB_MIN_EDGE_SHARE = 0.1
+
+
+def test_hub_split_kernel_reads_edge_rows_by_id_or_in_its_order(hub_split):
+    """The kernel's two ways to reach edge rows (through the ids, or permuted into its own order first)
+    give the same bits, with edge ids spread over a larger id space."""
+    from graphkern.kernels.cpu import spmm as kernels
+
+    import graphkern.sparse as sparse
+    from graphkern import _broadcast
+
+    src, dst, n = CASES["kronecker_10"]()
+    src, dst = _in_source_order(src, dst)
+    ids = 2 * np.arange(src.size)[::-1]
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, eids=ids, num_edge_ids=2 * src.size + 1)
+    rng = np.random.default_rng(6)
+    x = rng.random((n, 32), dtype=np.float32)
+    w = np.full((g.num_edge_ids, 1), np.nan, np.float32)  # NaN at unused ids: never read
+    w[ids] = rng.random((src.size, 1), dtype=np.float32)
+    via_order = gk.spmm(g, "mul", "sum", x, w)
+    assert np.isfinite(via_order).all()
+    bounds, block_ptr, groups, s, d, eid, hubs = sparse._blocks(g, "csc", sparse._rows_per_block(128), 3)
+    bc = _broadcast.analyse("mul", (32,), (1,))
+    kernel = kernels.spmm_blocked_kernel("mul", "sum", bc.pattern, 2, False, True, 2)
+    out = np.empty((n, 32), np.float32)
+    z = np.zeros(1, np.int64)
+    arg = np.zeros((1, 1), g.idtype)
+    kernel(bounds, block_ptr, groups, s, d, eid, True, g.in_degrees(), x, w, bc.A, bc.B, z, z, out, arg, arg, False,
+           False, hubs[1], hubs[2], hubs[3], np.take(x, hubs[0], axis=0), hubs[2].size)
+    np.testing.assert_array_equal(out, via_order)
+    compact = gk.Graph.from_coo(src, dst, num_nodes=n)  # edge k has id ids[k]
+    np.testing.assert_allclose(via_order, gk.spmm(compact, "mul", "sum", x, w[ids], format="csc"), rtol=1e-5)
+
+
+def test_hub_split_kernel_refuses_what_it_cannot_run():
+    from graphkern.kernels.cpu.spmm import spmm_blocked_kernel
+
+    for op, reduce, pattern in (("copy_rhs", "sum", (0, 0, 0, 1, False)), ("add", "sum", (0, 0, 0, 0, True))):
+        with pytest.raises(ValueError, match="hub split"):
+            spmm_blocked_kernel(op, reduce, pattern, 1, hubs=True)

@@ -512,7 +512,7 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
             # F = 16, scale 18: 10.1-10.5 against 10.8-11.2 ms; sums measured the same or slower); with
             # the hub split every row of whole vectors does (copy_u_sum F = 64: 45 against 58 ms masked)
             full = ((reduce in ("max", "min") and chunks == 1 and bcast.B == _spmm_cpu.LANES)
-                    or (split and chunks >= 1 and bcast.B % _spmm_cpu.LANES == 0))
+                    or (split and bcast.B % _spmm_cpu.LANES == 0))
             # rows of one head and a few vectors: the chunk loop compiled unrolled (see blocked_edges)
             row_chunks = chunks if bcast.A == 1 and 1 < chunks <= _BLOCKED_UNROLLED_CHUNKS else 0
             kernel = _spmm_cpu.spmm_blocked_kernel(op, reduce, bcast.pattern, chunks, full, split, row_chunks)

@@ -643,17 +643,17 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
                                     else:
                                         acc = vmax(acc, val) if IS_MAX else vmin(acc, val)
                                 vstore(out, v, a * B + b0, acc, mask)
-                # the block's rows start at the reducer's identity (and arg -1), where the hub sums
-                # have not set them: they stay in the cache
-                if not HUBS:  # one span of the flat output: a fill the compiler vectorises
+                # without hubs the block's rows start at the reducer's identity (and arg -1): they stay
+                # in the cache. The output span is one fill the compiler vectorises.
+                if not HUBS:
                     flat_out[first * D:last * D] = INIT
-                for v in range(last if HUBS or not with_arg else first, last):
                     if with_arg:
-                        for k in range(D):
-                            if USE_X:
-                                arg_u[v, k] = -1
-                            if USE_W:
-                                arg_e[v, k] = -1
+                        for v in range(first, last):
+                            for k in range(D):
+                                if USE_X:
+                                    arg_u[v, k] = -1
+                                if USE_W:
+                                    arg_e[v, k] = -1
                 blocked_edges(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, FULL, WIDE, ROW_CHUNKS,
                               block_ptr[blk], block_ptr[blk + 1], src, dst, eids, has_eids, hub_edges, x, w, A, B,
                               la, ra, loff, roff, out, arg_u, arg_e, with_arg)
@@ -814,8 +814,9 @@ def edge_slots(eids, num_edge_ids, slots):
 @njit(parallel=True, cache=True)
 def edge_rows_to_blocks(slots, rows, out):
     """``out[slots[e]] = rows[e]`` for every edge id with a slot: edge rows, read in id order, written in
-    block order (one write stream per block), so that the blocked kernel reads them as one stream instead
-    of through the ids, where each block fetches nearly every line of narrow rows again."""
+    the blocked kernel's edge order (one write stream per block; the hub edges, when split off, first in
+    CSC order), so that the kernel reads them as one stream instead of through the ids, where each block
+    fetches nearly every line of narrow rows again."""
     E, D = rows.shape
     if D == 1:  # flat: the common scalar weight per edge
         flat_rows = rows.ravel()

@@ -515,7 +515,8 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
                     or (split and bcast.B % _spmm_cpu.LANES == 0))
             # rows of one head and a few vectors: the chunk loop compiled unrolled (see blocked_edges)
             row_chunks = chunks if bcast.A == 1 and 1 < chunks <= _BLOCKED_UNROLLED_CHUNKS else 0
-            kernel = _spmm_cpu.spmm_blocked_kernel(op, reduce, bcast.pattern, chunks, full, split, row_chunks)
+            kernel = _spmm_cpu.spmm_blocked_kernel(op, reduce, bcast.pattern, chunks, full, split, row_chunks,
+                                                   has_eids)
             if split:
                 hub_ids, hub_indptr, hub_src, hub_eids = hubs
                 x_hub = np.take(x2, hub_ids, axis=0)  # the hubs' rows together: they stay in the L2

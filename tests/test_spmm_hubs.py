@@ -170,6 +170,9 @@ def test_hub_split_kernel_reads_edge_rows_by_id_or_in_its_order(hub_split):
     kernel(bounds, block_ptr, groups, s, d, eid, True, g.in_degrees(), x, w, bc.A, bc.B, z, z, out, arg, arg, False,
            False, hubs[1], hubs[2], hubs[3], np.take(x, hubs[0], axis=0), hubs[2].size)
     np.testing.assert_array_equal(out, via_order)
+    with pytest.raises(ValueError, match="has_eids"):  # compiled to read w through the ids
+        kernel(bounds, block_ptr, groups, s, d, eid, False, g.in_degrees(), x, w, bc.A, bc.B, z, z, out, arg, arg,
+               False, False, hubs[1], hubs[2], hubs[3], np.take(x, hubs[0], axis=0), hubs[2].size)
     compact = gk.Graph.from_coo(src, dst, num_nodes=n)  # edge k has id ids[k]
     np.testing.assert_allclose(via_order, gk.spmm(compact, "mul", "sum", x, w[ids], format="csc"), rtol=1e-5)
 

@@ -209,10 +209,11 @@ def _sddmm_blocked_kernel(op: str, pattern: tuple, LT: int, RT: int):
         mask = vmask(RS, LANES)
         for p in prange(groups.size - 1):
             for j in range(block_ptr[groups[p]], block_ptr[groups[p + 1]]):
-                u = src[j]
-                v = dst[j]
+                k = np.uint64(j)  # unsigned: no negative-index fix-up per load
+                u = src[k]
+                v = dst[k]
                 if one_vector_dot:
-                    rows[j, 0] = vsum(vload(L, u if LT == 0 else v, 0, mask) * vload(R, u if RT == 0 else v, 0, mask))
+                    rows[k, 0] = vsum(vload(L, u if LT == 0 else v, 0, mask) * vload(R, u if RT == 0 else v, 0, mask))
                 else:
                     _edge(OP, DOT, USE_L, USE_R, LB, RB, GENERAL, u, v, j, L, R, LT, RT, A, B, la, ra, RS, loff, roff,
                           rows)

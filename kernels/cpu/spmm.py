@@ -506,46 +506,55 @@ def blocked_edge_chunk(OP, USE_X, USE_W, LB, RB, FULL, IS_SUM, IS_MAX, x, w, u, 
 
 
 @njit(inline="always")
-def blocked_edges(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, FULL, WIDE, ROW_CHUNKS, lo, hi, src, dst, eids,
-                  has_eids, hub_edges, x, w, A, B, la, ra, loff, roff, out, arg_u, arg_e, with_arg):
+def blocked_edges(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, FULL, WIDE, ROW_CHUNKS, HAS_EIDS, lo, hi, src,
+                  dst, eids, hub_edges, x, w, A, B, la, ra, loff, roff, out, arg_u, arg_e, with_arg):
     """Edges ``lo:hi`` of the blocks, each read-modify-writing its output row; without ids, ``w`` is in
-    the kernel's edge order (edge_rows_to_blocks). The leading upper-case arguments fold as constants:
+    the kernel's edge order (edge_rows_to_blocks). The upper-case arguments fold as constants:
     module-level functions rather than closures, since a closure over another compiled function gives
     the kernel a cache key that changes every process (Numba would compile it again each time).
 
     The chunks of a row step by ``(a, b0)``: chunk_of's division per chunk and edge cost 2x at F = 64.
     Rows of one head and a few vectors (``ROW_CHUNKS``, a compile-time count) run the chunks unrolled:
     a run-time chunk loop took 42-50 ms at F = 64 (hub split, scale 18) against 36-38 ms unrolled.
+    Whether ``w`` is read through the ids is a constant too: as a run-time flag LLVM kept its branch in
+    the edge loop, with registers spilled around it (u_mul_e_sum, w (E, 1), F = 16, scale 18: kernel
+    16.3 against 13.3 ms). The edge arrays are indexed unsigned: a signed index gets a negative-index
+    fix-up per load (u_mul_e_sum as above, kernel 12.0-12.7 against 12.5-12.7 ms; through the ids 17.3-19.4
+    against 21.7 ms).
     (At most 30 arguments: past that CPython passes them as ``*args``, which Numba cannot inline.)
     """
     if GENERAL:
         args_u = arg_u.reshape((1,) + arg_u.shape)
         args_e = arg_e.reshape((1,) + arg_e.shape)
         for j in range(lo, hi):
-            e = eids[j] if has_eids else hub_edges + j
-            accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, src[j], e, dst[j], A, B, la, ra,
+            k = np.uint64(j)
+            e = eids[k] if HAS_EIDS else hub_edges + j
+            accumulate_edge(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, x, w, src[k], e, dst[k], A, B, la, ra,
                             loff, roff, out, args_u, args_e, 0, with_arg)
     elif ROW_CHUNKS:
         for j in range(lo, hi):
-            e = eids[j] if has_eids else hub_edges + j
-            u = src[j]
-            v = dst[j]
+            k = np.uint64(j)
+            e = eids[k] if HAS_EIDS else hub_edges + j
+            u = src[k]
+            v = dst[k]
             for c in range(ROW_CHUNKS):  # a compile-time count: LLVM unrolls it
                 blocked_edge_chunk(OP, USE_X, USE_W, LB, RB, FULL, IS_SUM, IS_MAX, x, w, u, e, v, 0, c * LANES, B,
                                    la, ra, out, arg_u, arg_e, with_arg)
     elif A == 1 or not WIDE:
         for j in range(lo, hi):
-            e = eids[j] if has_eids else hub_edges + j
-            u = src[j]
-            v = dst[j]
+            k = np.uint64(j)
+            e = eids[k] if HAS_EIDS else hub_edges + j
+            u = src[k]
+            v = dst[k]
             for b0 in range(0, B if WIDE else 1, LANES):
                 blocked_edge_chunk(OP, USE_X, USE_W, LB, RB, FULL, IS_SUM, IS_MAX, x, w, u, e, v, 0, b0, B, la, ra,
                                    out, arg_u, arg_e, with_arg)
     else:
         for j in range(lo, hi):
-            e = eids[j] if has_eids else hub_edges + j
-            u = src[j]
-            v = dst[j]
+            k = np.uint64(j)
+            e = eids[k] if HAS_EIDS else hub_edges + j
+            u = src[k]
+            v = dst[k]
             for a in range(A):
                 for b0 in range(0, B, LANES):
                     blocked_edge_chunk(OP, USE_X, USE_W, LB, RB, FULL, IS_SUM, IS_MAX, x, w, u, e, v, a, b0, B, la,
@@ -553,7 +562,7 @@ def blocked_edges(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, FULL, WIDE,
 
 
 def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full: bool = False,
-                        hubs: bool = False, row_chunks: int = 0):
+                        hubs: bool = False, row_chunks: int = 0, edge_ids: bool = True):
     """Destination blocks in source order: the cache-blocked path for every reducer.
 
     Call as ``kernel(block_rows, block_ptr, groups, src, dst, eids, has_eids, degrees, x, w, A, B, loff,
@@ -569,7 +578,9 @@ def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full:
     CSC order of ``(hub_indptr, hub_src, hub_eids)``, in registers, gathering from ``x_hub`` (the hubs'
     rows, copied together so that they stay in the L2); then its other edges join in as above. The hub
     arrays are one-element dummies without ``hubs``. ``row_chunks`` (rows of one head and that many
-    vectors, else 0) compiles the chunk loop with a constant count, which LLVM unrolls.
+    vectors, else 0) compiles the chunk loop with a constant count, which LLVM unrolls. ``edge_ids``
+    compiles the kernel for one value of ``has_eids``, which must then be passed (an op that does not
+    read ``w`` ignores both).
 
     Why: on the CSC a row gathers ``x[u]`` for each in-edge from anywhere in ``x``; once ``x`` outgrows
     the L2 cache every gather waits on the L3. Here a block's output rows are sized to stay in the L2
@@ -597,11 +608,13 @@ def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full:
     if hubs and (op == "copy_rhs" or pattern[-1]):
         raise ValueError("the hub split runs ops that read x, without offset tables; "
                          f"found op={op!r}, general={pattern[-1]}")
-    return _spmm_blocked_kernel(op, _family(reduce), pattern, chunks > 1, full, hubs, row_chunks)
+    return _spmm_blocked_kernel(op, _family(reduce), pattern, chunks > 1, full, hubs, row_chunks,
+                                bool(edge_ids) or op == "copy_lhs")
 
 
 @functools.cache
-def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full: bool, hubs: bool, row_chunks: int):
+def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full: bool, hubs: bool, row_chunks: int,
+                         edge_ids: bool):
     OP = _OP_CODE[op]
     USE_X = op != "copy_rhs"
     USE_W = op != "copy_lhs"
@@ -612,11 +625,14 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
     FULL = full
     HUBS = hubs
     ROW_CHUNKS = row_chunks
+    HAS_EIDS = edge_ids
     INIT = 0.0 if IS_SUM else (-np.inf if IS_MAX else np.inf)
 
     @njit(parallel=True, cache=True)
     def kernel(block_rows, block_ptr, groups, src, dst, eids, has_eids, degrees, x, w, A, B, loff, roff, out, arg_u,
                arg_e, with_arg, mean, hub_indptr, hub_src, hub_eids, x_hub, hub_edges):
+        if USE_W and has_eids != HAS_EIDS:
+            raise ValueError("has_eids differs from the edge_ids the kernel was compiled for")
         la = stride_for(LA, B)
         ra = stride_for(RA, B)
         D = A * B
@@ -635,7 +651,7 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
                                 mask = vmask(LANES if FULL else min(LANES, B - b0), LANES)
                                 acc = vzeros(out, LANES) if IS_SUM else vfull(out, INIT, LANES)
                                 for k in range(hub_indptr[v], hub_indptr[v + 1]):
-                                    e = hub_eids[k] if has_eids else k
+                                    e = hub_eids[k] if HAS_EIDS else k
                                     val = vector_message(OP, USE_X, USE_W, LB, RB, x_hub, w, hub_src[k], e, a, b0,
                                                          la, ra, mask)
                                     if IS_SUM:
@@ -654,8 +670,8 @@ def _spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, wide: bool, full:
                                     arg_u[v, k] = -1
                                 if USE_W:
                                     arg_e[v, k] = -1
-                blocked_edges(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, FULL, WIDE, ROW_CHUNKS,
-                              block_ptr[blk], block_ptr[blk + 1], src, dst, eids, has_eids, hub_edges, x, w, A, B,
+                blocked_edges(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, FULL, WIDE, ROW_CHUNKS, HAS_EIDS,
+                              block_ptr[blk], block_ptr[blk + 1], src, dst, eids, hub_edges, x, w, A, B,
                               la, ra, loff, roff, out, arg_u, arg_e, with_arg)
                 # graphkern's rule for rows without in-edges (0, arg -1); a mean divides as the CSC does
                 for v in range(first, last):

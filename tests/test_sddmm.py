@@ -79,6 +79,39 @@ def test_blocked_path_on_graph_cases(case, op, lt, rt, shape, small_blocks, idty
     np.testing.assert_array_equal(got, gk.sddmm(g, op, *_operands(g, op, lt, rt, shape), lt, rt, format="csr"))
 
 
+def test_blocks_of_two_heights_stay_cached(monkeypatch):
+    """A model alternating two widths reuses both block sets; a third height drops the least recently
+    used one. (An 'L2' of 4 KB: float32 rows of F = 16, 32, 64 get blocks of 32, 16 and 8 rows.)"""
+    import graphkern.sparse as sparse
+
+    monkeypatch.setattr(sparse, "_BLOCKED_MIN_EDGES", 0)
+    monkeypatch.setattr(sparse, "_L2_BYTES", 4096)
+    g = gk.graph.kronecker(8)
+    src, dst = g.edges()
+    rng = np.random.default_rng(5)
+    xs = {F: rng.random((g.num_src, F), dtype=np.float32) for F in (16, 32, 64)}
+
+    def cached_blocks():
+        return {key[3]: value for key, value in g._cache.items() if key[0] == "dst_blocks"}
+
+    def u_dot_v(F):
+        got = gk.sddmm(g, "dot", xs[F], xs[F], "u", "v")
+        want = ref.sddmm(src, dst, "dot", xs[F], xs[F], "u", "v")
+        np.testing.assert_allclose(got.ravel(), want.ravel(), rtol=1e-5)
+
+    u_dot_v(16)
+    u_dot_v(32)
+    first = cached_blocks()
+    assert sorted(first) == [16, 32]
+    u_dot_v(16)
+    u_dot_v(32)
+    again = cached_blocks()
+    assert all(again[h] is first[h] for h in first)  # the second round built nothing
+    u_dot_v(16)
+    u_dot_v(64)
+    assert sorted(cached_blocks()) == [8, 32] and cached_blocks()[32] is first[32]
+
+
 def _operands(g, op, lt, rt, shape):
     L = _operand(g, lt, shape, 1) if op != "copy_rhs" else None
     R = _operand(g, rt, shape, 2) if op != "copy_lhs" else None

@@ -63,6 +63,7 @@ SCRIPT = textwrap.dedent("""
     z = rng.random((400, 2)).astype(np.float32)
     gk.edge_softmax(g, z); gk.edge_softmax(g, z, norm_by="src")
     gk.edge_softmax(gk.graph.kronecker(10), rng.random((21102, 1)).astype(np.float32))  # edge-order kernel
+    gk.edge_softmax(gk.graph.kronecker(10), rng.random((21102, 2)).astype(np.float32))  # its multi-head exp
     odd = rng.random((21102, 1)).astype(np.float32)
     odd[:3, 0] = [np.nan, np.inf, -np.inf]                 # the per-node max path, NaN reaching exp
     gk.edge_softmax(gk.graph.kronecker(10), odd); z[0, 0] = np.nan; gk.edge_softmax(g, z)

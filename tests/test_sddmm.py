@@ -221,13 +221,14 @@ def test_edge_softmax_is_stable_for_large_logits():
     np.testing.assert_array_equal(got, [0.5, 0.5])
 
 
-def test_edge_order_softmax_is_used_and_independent_of_threads():
+@pytest.mark.parametrize("heads", [1, 3])
+def test_edge_order_softmax_is_used_and_independent_of_threads(heads):
     import numba
 
     g = gk.graph.kronecker(12)  # edge ids follow the CSR; the CSC reaches logits through a permutation
     g.csc()
     assert gk.explain(g, "edge_softmax").kernel == "edge_softmax_edge_order"
-    z = np.random.default_rng(0).normal(size=(g.num_edges, 3)).astype(np.float32)
+    z = np.random.default_rng(0).normal(size=(g.num_edges, heads)).astype(np.float32)
     first = gk.edge_softmax(g, z)
     before = numba.get_num_threads()
     try:
@@ -265,8 +266,15 @@ def test_fast_exp_accuracy():
     np.testing.assert_array_equal(got, [np.nan, np.inf, 0.0, 0.0, np.inf, 1.0])
 
 
+# The pass that makes the one-shift exponentials, and where its shift argument is: float32 with one head
+# adds the per-node sums in the same pass
+_EXP_PASSES = {(np.float32, 1): ("_exp_shifted_partial_sum32", 3), (np.float32, 2): ("_exp_shifted_in_range32", 1),
+               (np.float64, 1): ("_exp_shifted", 1), (np.float64, 2): ("_exp_shifted", 1)}
+
+
+@pytest.mark.parametrize("heads", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_edge_order_softmax_one_shift_and_per_node_max_agree(dtype, monkeypatch):
+def test_edge_order_softmax_one_shift_and_per_node_max_agree(dtype, heads, monkeypatch):
     """Logits within ONE_SHIFT_RANGE take one shift for every row (a sample's max, else the global max);
     wider ones, infinities and NaNs take each node's max. Both give the reference's softmax; a row far
     below the global max (by more than float32's exp range) still sums to 1 on the per-node path."""
@@ -276,7 +284,7 @@ def test_edge_order_softmax_one_shift_and_per_node_max_agree(dtype, monkeypatch)
     g.csc()
     assert gk.explain(g, "edge_softmax").kernel == "edge_softmax_edge_order"
     src, dst = g.edges()
-    z = (np.random.default_rng(3).normal(size=(g.num_edges, 2)) * 6).astype(dtype)
+    z = (np.random.default_rng(3).normal(size=(g.num_edges, heads)) * 6).astype(dtype)
     tol = dict(rtol=1e-5, atol=1e-7) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-14)
     one_shift = gk.edge_softmax(g, z)
     np.testing.assert_allclose(one_shift, ref.edge_softmax(dst, g.num_dst, z), **tol)
@@ -295,11 +303,12 @@ def test_edge_order_softmax_one_shift_and_per_node_max_agree(dtype, monkeypatch)
     # the headroom, and the exponentials are made again with the largest logit as the shift (the range
     # still allows one shift)
     spike = z.copy()
-    spike[1, 1] = z.max() + 20
+    spike[1, heads - 1] = z.max() + 20
     assert spike.max() - spike.min() < softmax_cpu.ONE_SHIFT_RANGE[np.dtype(np.float32)]
     calls = []
-    exp_shifted = softmax_cpu._exp_shifted
-    monkeypatch.setattr(softmax_cpu, "_exp_shifted", lambda *a: calls.append(float(a[1])) or exp_shifted(*a))
+    name, at = _EXP_PASSES[dtype, heads]
+    exp_pass = getattr(softmax_cpu, name)
+    monkeypatch.setattr(softmax_cpu, name, lambda *a: calls.append(float(a[at])) or exp_pass(*a))
     got = gk.edge_softmax(g, spike)
     np.testing.assert_allclose(got, ref.edge_softmax(dst, g.num_dst, spike), **tol)
     assert len(calls) == 2 and calls[1] == spike.max() > calls[0]

@@ -15,6 +15,7 @@ from graphkern.kernels.cpu._simd import (
     vbits,
     vcompress_at,
     veq,
+    vfloor,
     vfull,
     vgather,
     vgt,
@@ -28,6 +29,7 @@ from graphkern.kernels.cpu._simd import (
     vmax,
     vmin,
     vne,
+    vpow2,
     vscatter,
     vselect,
     vshl,
@@ -101,6 +103,61 @@ def test_nan_never_wins_and_ties_keep_the_accumulator():
     np.testing.assert_array_equal(out[1, :8], [1, 2, 2, 2, -np.inf, 0, 3, np.nan])
     np.testing.assert_array_equal(arg[0, :8], [-1, 7, -1, -1, -1, 7, -1, -1])
     np.testing.assert_array_equal(arg[1, :8], [3, -1, -1, -1, 3, -1, -1, -1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_floor_and_powers_of_two(dtype):
+    W = lanes(dtype)
+
+    @njit
+    def run(x, out_floor, out_pow):
+        for i in range(0, x.size, W):
+            m = vmask(x.size - i, W)
+            vstore_at(out_floor, i, vfloor(vload_at(x, i, m)), m)
+            vstore_at(out_pow, i, vpow2(vfloor(vload_at(x, i, m))), m)
+
+    low, high = (-126, 127) if dtype == np.float32 else (-1022, 1023)
+    x = np.concatenate([np.linspace(low, high + 0.9, 997), [-0.5, 0.5, -1.0, 0.0]]).astype(dtype)
+    out_floor, out_pow = np.empty_like(x), np.empty_like(x)
+    run(x, out_floor, out_pow)
+    np.testing.assert_array_equal(out_floor, np.floor(x))
+    np.testing.assert_array_equal(out_pow, np.ldexp(dtype(1), np.floor(x).astype(np.int64)).astype(dtype))
+
+
+def test_vector_exp_matches_the_scalar_one():
+    from graphkern.kernels.cpu._fastmath import POW2, fast_exp, vexp32_finite
+    from graphkern.kernels.cpu.edge_softmax import exp_span32
+
+    @njit
+    def run(x, vec, scalar):
+        for i in range(0, x.size, 16):
+            m = vmask(x.size - i, 16)
+            vstore_at(vec, i, vexp32_finite(vload_at(x, i, m), x), m)
+        for i in range(x.size):
+            scalar[i] = fast_exp(x[i], POW2)
+
+    x = np.linspace(-87, 87, 100_003).astype(np.float32)
+    vec, scalar = np.empty_like(x), np.empty_like(x)
+    run(x, vec, scalar)
+    want = np.exp(x.astype(np.float64))
+    assert np.max(np.abs(vec - want) / want) < 5e-7
+    np.testing.assert_allclose(vec, scalar, rtol=5e-7)
+
+    @njit
+    def span(x, out, start, stop, shift):
+        return exp_span32(x, out, start, stop, shift, np.float32(-80), np.float32(8))
+
+    out = np.full_like(x, -1)
+    assert span(x, out, 0, x.size, np.float32(10)) != 0  # -97 .. 77: both ends outside the range
+    inside = np.linspace(-70, 7, 1001).astype(np.float32)
+    out = np.full(1003, -1, np.float32)
+    assert span(np.concatenate([inside, [np.nan, 9]]).astype(np.float32), out, 0, 1001, np.float32(0)) == 0
+    np.testing.assert_allclose(out[:1001], np.exp(inside.astype(np.float64)), rtol=5e-7)
+    assert (out[1001:] == -1).all()  # nothing past the span is written
+    for odd in (np.nan, np.inf, -np.inf, 8.5, -81.0):
+        values = np.zeros(20, np.float32)
+        values[17] = odd
+        assert span(values, np.empty_like(values), 0, 20, np.float32(0)) == 1 << 1  # lane 1 of the second vector
 
 
 def test_lanes_per_vector():

@@ -15,6 +15,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from ._simd import vfloor, vfull, vpow2
+
 # 2**n for n in [-127, 127]: index n + 127. Inputs are clamped so n stays in range.
 POW2 = np.array([np.ldexp(np.float32(1.0), n) for n in range(-127, 128)], dtype=np.float32)
 
@@ -56,3 +58,23 @@ def _fast_exp_overload(x, pow2):
     if x == types.float32:
         return lambda x, pow2: _exp32(x, pow2)
     return lambda x, pow2: np.exp(x)
+
+
+@njit(inline="always")
+def vexp32_finite(x, like):
+    """``exp`` of a float32 vector whose lanes lie in [-87, 87] (``like``: a float32 array, for the
+    constants' dtype): the algorithm of ``fast_exp`` on whole 512-bit vectors, ``2 ** n`` built in the
+    exponent field instead of gathered from a table. Outside that range the lanes are meaningless;
+    the caller clamps or rejects them. LLVM vectorises the scalar ``fast_exp`` at 256 bits with a
+    gather per vector: 0.47 ns per value, 2 threads, in cache (this one: see the edge softmax)."""
+    W = 16
+    n = vfloor(x * vfull(like, 1.4426950408889634, W) + vfull(like, 0.5, W))
+    f = x - n * vfull(like, 0.693145751953125, W) - n * vfull(like, 1.428606765330187e-06, W)
+    p = vfull(like, 0.0013888889, W)
+    p = p * f + vfull(like, 0.008333334, W)
+    p = p * f + vfull(like, 0.041666668, W)
+    p = p * f + vfull(like, 0.16666667, W)
+    p = p * f + vfull(like, 0.5, W)
+    p = p * f + vfull(like, 1.0, W)
+    p = p * f + vfull(like, 1.0, W)
+    return p * vpow2(n)

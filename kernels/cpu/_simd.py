@@ -21,6 +21,7 @@ range, exactly as for the arrays' own unchecked indexing):
 ``vmax(acc, val)``, ``vmin(acc, val)``          lane-wise, where NaN in ``val`` never wins
 ``vgt(a, b)``, ``vlt(a, b)``, ``vselect(m, a, b)``  compare to a mask, pick lanes (arg outputs)
 ``vsum(vec)``                                   horizontal sum (a fixed tree: deterministic)
+``vfloor(vec)``, ``vpow2(n)``                      lane-wise floor, and ``2 ** n`` for whole ``n`` (exp)
 
 Integer lanes (the BFS frontier scan, the GPMA merge): ``vload_at``/``vstore_at`` (1-D spans), ``vgather``,
 ``vscatter``, ``vcompress_at`` (the lanes on a mask, packed), ``veq``/``vne``/``vlt``/``vgt``, ``vand``,
@@ -332,6 +333,39 @@ def vmax(acc, val):
 def vmin(acc, val):
     """Lane-wise ``val if val < acc else acc``: NaN in ``val`` never wins, ties keep ``acc``."""
     return vselect(vlt(val, acc), val, acc)
+
+
+@intrinsic
+def vfloor(typingctx, vec):
+    """Lane-wise ``floor`` of a float vector (one instruction: LLVM's ``llvm.floor``)."""
+    if not (isinstance(vec, Vec) and isinstance(vec.dtype, types.Float)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        vty = args[0].type
+        fn = _masked_intrinsic(builder, f"llvm.floor.{_vector_suffix(vty)}", vty, [vty])
+        return builder.call(fn, [args[0]])
+
+    return vec(vec), codegen
+
+
+@intrinsic
+def vpow2(typingctx, vec):
+    """Lane-wise ``2.0 ** n`` for a float vector of whole numbers ``n`` that are normal exponents (-126 to
+    127 for float32, -1022 to 1023 for float64; the caller keeps them there): ``n`` plus the bias, moved
+    into the exponent field. The plain-arithmetic replacement of a ``2 ** n`` table gather."""
+    if not (isinstance(vec, Vec) and isinstance(vec.dtype, types.Float)):
+        return None
+    bits, mantissa, bias = (32, 23, 127) if vec.dtype.bitwidth == 32 else (64, 52, 1023)
+
+    def codegen(context, builder, signature, args):
+        ity = ir.VectorType(ir.IntType(bits), vec.width)
+        n = builder.fptosi(args[0], ity)
+        biased = builder.add(n, ir.Constant(ity, [bias] * vec.width))
+        field = builder.shl(biased, ir.Constant(ity, [mantissa] * vec.width))
+        return builder.bitcast(field, args[0].type)
+
+    return vec(vec), codegen
 
 
 # An integer vector (arg outputs, ids, shift counts) is the same splat as a float one: ``vint`` names it.

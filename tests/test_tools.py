@@ -53,6 +53,22 @@ def test_compare_peers_named_peers_only(compare_peers, capsys):
     assert "graphblas plus_times" not in out.out
 
 
+def test_compare_peers_pairs_graphkern_with_each_peer(compare_peers):
+    """Each peer is alternated with graphkern on its own, and its ratio uses graphkern's time from that
+    pairing (no timing is asserted: only the call order and the arithmetic)."""
+    calls = []
+    peers = {"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}
+    ours_all, medians, by_peer = compare_peers.paired_round_robin(lambda: calls.append("gk"), peers, 3)
+    assert calls == ["gk", "a"] * 4 + ["gk", "b"] * 4  # a warm-up, then three alternations, per peer
+    assert set(medians) == set(by_peer) == {"a", "b"}
+    r = compare_peers.Result("spmm", "k", 16, 0.002, {"a": 0.003, "b": 0.004}, graphkern_by_peer={"a": 0.0015})
+    assert r.ratios() == {"a": 2.0, "b": 2.0}
+    table = compare_peers.format_table([r])
+    assert "1.50 ms" in table and "2.00 ms" in table and table.count("2.00x") == 2
+    alone, none, _ = compare_peers.paired_round_robin(lambda: calls.append("gk"), {}, 2)
+    assert none == {} and calls[-3:] == ["gk"] * 3
+
+
 def test_compare_peers_unknown_peer_is_an_error(compare_peers, capsys):
     with pytest.raises(SystemExit):
         compare_peers.main(["--peers", "cugraph"])

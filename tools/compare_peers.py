@@ -5,9 +5,13 @@ Families: ``convert`` (COO -> CSR and CSR -> CSC with edge ids, against SciPy an
 (g-SpMM, g-SDDMM and edge softmax against torch, SciPy and python-graphblas) and ``bfs`` (every BFS
 algorithm against SciPy, python-graphblas's LAGraph push/pull, igraph and networkit). Every result is
 checked (against the peer, the reference or the Graph500 rules) before anything is timed; then graphkern
-and the peers are called in turn (round robin; for BFS each takes its turn with all its search keys in
-a row, as Graph500's kernel 2 runs them) ``--repeat`` times and the medians and ratios are printed
-as one table (ratio = peer time / graphkern time, so above 1 means graphkern is faster). Peers that are
+and each peer in turn are called alternately (a round robin of two, per peer; for BFS every algorithm
+and peer takes its turn with all its search keys in a row, as Graph500's kernel 2 runs them)
+``--repeat`` times and the medians and ratios are printed as one table (ratio = peer time / graphkern
+time in the same pairing, so above 1 means graphkern is faster). Pairs, not one rotation of every
+peer: a peer's large temporaries or its spinning OpenMP threads slow whoever runs next (graphblas in
+the rotation took copy_u_sum at F = 16 from 11.0 to 12.5-12.7 ms and torch's ``csr @ X`` from 25.5 to
+31-34 ms). Peers that are
 not installed are skipped by name; ``--plot DIR`` saves one PNG per family (needs matplotlib). These
 machines are shared and noisy: the ratios measured side by side are the figures that count.
 
@@ -42,9 +46,14 @@ class Result:
     peers: dict = field(default_factory=dict)  # name -> median seconds
     check: str = "ok"
     extra: dict = field(default_factory=dict)
+    graphkern_by_peer: dict = field(default_factory=dict)  # name -> graphkern's median alternated with it
+
+    def ours_against(self, name):
+        """graphkern's median seconds in the pairing with peer ``name`` (else over every run)."""
+        return self.graphkern_by_peer.get(name, self.graphkern_s)
 
     def ratios(self):
-        return {name: t / self.graphkern_s for name, t in self.peers.items()}
+        return {name: t / self.ours_against(name) for name, t in self.peers.items()}
 
 
 def round_robin(funcs: dict, repeat: int) -> dict:
@@ -58,6 +67,37 @@ def round_robin(funcs: dict, repeat: int) -> dict:
             f()
             times[name].append(time.perf_counter() - t0)
     return {name: float(np.median(v)) for name, v in times.items()}
+
+
+def paired_round_robin(ours, peers: dict, repeat: int):
+    """graphkern (``ours``) alternated with one peer at a time, ``repeat`` times each after a warm-up:
+    returns graphkern's median over every run, the peers' medians and graphkern's median per pairing."""
+    if not peers:
+        only = round_robin({"graphkern": ours}, repeat)["graphkern"]
+        return only, {}, {}
+    ours_all, peer_medians, ours_by_peer = [], {}, {}
+    for name, f in peers.items():
+        ours()
+        f()
+        mine, theirs = [], []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            ours()
+            mine.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            f()
+            theirs.append(time.perf_counter() - t0)
+        ours_all += mine
+        peer_medians[name] = float(np.median(theirs))
+        ours_by_peer[name] = float(np.median(mine))
+    return float(np.median(ours_all)), peer_medians, ours_by_peer
+
+
+def _paired_result(family, kernel, features, funcs, repeat, check):
+    """One Result from ``funcs`` (``"graphkern"`` and the peers), each peer timed in its own pairing."""
+    peers = {name: f for name, f in funcs.items() if name != "graphkern"}
+    ours, medians, by_peer = paired_round_robin(funcs["graphkern"], peers, repeat)
+    return Result(family, kernel, features, ours, medians, check, graphkern_by_peer=by_peer)
 
 
 PEERS = {"torch": "torch", "graphblas": "python-graphblas", "igraph": "igraph", "networkit": "networkit"}
@@ -126,16 +166,14 @@ def convert_family(scale, repeat, peers) -> list[Result]:
         t_coo = torch.sparse_coo_tensor(torch.from_numpy(np.stack([src, dst]).astype(np.int64)),
                                         torch.from_numpy(ids), (n, n))
         funcs["torch coalesce().to_sparse_csr()"] = lambda: t_coo.coalesce().to_sparse_csr()
-    medians = round_robin(funcs, repeat)
-    results.append(Result("convert", "coo -> csr (+eids)", 0, medians.pop("graphkern"), medians, "ok"))
+    results.append(_paired_result("convert", "coo -> csr (+eids)", 0, funcs, repeat, "ok"))
     funcs = {"graphkern": ours_csr_to_csc, "scipy csr.tocsc()": lambda: csr.tocsc()}
     if torch is not None:
         t_csr = torch.sparse_csr_tensor(torch.from_numpy(indptr.astype(np.int64)),
                                         torch.from_numpy(indices.astype(np.int64)),
                                         torch.from_numpy(eids.astype(np.int64)), (n, n))
         funcs["torch to_sparse_csc()"] = lambda: t_csr.to_sparse_csc()
-    medians = round_robin(funcs, repeat)
-    results.append(Result("convert", "csr -> csc (+eids)", 0, medians.pop("graphkern"), medians, check))
+    results.append(_paired_result("convert", "csr -> csc (+eids)", 0, funcs, repeat, check))
     return results
 
 
@@ -220,9 +258,7 @@ def spmm_family(g, features, repeat, peers) -> list[Result]:
                 got = funcs["graphkern"]()
                 ok = np.allclose(got, reference, rtol=1e-4, atol=1e-3 * np.sqrt(max(1, int(np.diff(indptr).max()))))
                 check = "equal" if ok else "MISMATCH"
-            medians = round_robin(funcs, repeat)
-            ours = medians.pop("graphkern")
-            results.append(Result("spmm", kernel, F, ours, medians, check))
+            results.append(_paired_result("spmm", kernel, F, funcs, repeat, check))
     return results
 
 
@@ -360,8 +396,9 @@ def format_table(results) -> str:
         if not r.peers:
             lines.append(f"{r.family:<8} {kernel:<28} {F:>4} {ours:>20} {'(no peer)':<34}")
         for name, t in r.peers.items():
-            lines.append(f"{r.family:<8} {kernel:<28} {F:>4} {ours:>20} {name:<34} {t * 1e3:>8.2f} ms "
-                         f"{t / r.graphkern_s:>6.2f}x")
+            mine = ours if name not in r.graphkern_by_peer else f"{r.ours_against(name) * 1e3:.2f} ms"
+            lines.append(f"{r.family:<8} {kernel:<28} {F:>4} {mine:>20} {name:<34} {t * 1e3:>8.2f} ms "
+                         f"{t / r.ours_against(name):>6.2f}x")
     return "\n".join(lines)
 
 
@@ -380,8 +417,8 @@ def plot(results, directory, title_note: str) -> list[str]:
     os.makedirs(directory, exist_ok=True)
     written = []
     for family in dict.fromkeys(r.family for r in results):
-        rows = [(f"{r.kernel}{f' F={r.features}' if r.features else ''}  vs  {name}", t / r.graphkern_s)
-                for r in results if r.family == family for name, t in r.peers.items()]
+        rows = [(f"{r.kernel}{f' F={r.features}' if r.features else ''}  vs  {name}", ratio)
+                for r in results if r.family == family for name, ratio in r.ratios().items()]
         if not rows:
             continue
         fig, ax = plt.subplots(figsize=(10, 0.32 * len(rows) + 1.4))
@@ -439,7 +476,8 @@ def main(argv=None) -> int:
     note = (f"{numba.get_num_threads()} threads, {platform.machine()} {os.cpu_count()} cores, "
             f"graphkern {gk.__version__ if hasattr(gk, '__version__') else ''}, numba {numba.__version__}; {versions}")
     print(f"# {time.strftime('%Y-%m-%d')}; {note}")
-    print(f"# median of {args.repeat} round-robin runs; ratio = peer time / graphkern time (above 1: graphkern faster)")
+    print(f"# median of {args.repeat} runs, graphkern alternated with each peer in turn (BFS: every algorithm and peer "
+          f"in one rotation); ratio = peer time / graphkern time in that pairing (above 1: graphkern faster)")
     results = []
     if "convert" in families:
         print(f"# convert: Graph500 Kronecker scale {args.convert_scale} edge list "

@@ -70,27 +70,17 @@ def round_robin(funcs: dict, repeat: int) -> dict:
 
 
 def paired_round_robin(ours, peers: dict, repeat: int):
-    """graphkern (``ours``) alternated with one peer at a time, ``repeat`` times each after a warm-up:
-    returns graphkern's median over every run, the peers' medians and graphkern's median per pairing."""
+    """graphkern (``ours``) alternated with one peer at a time, ``repeat`` times each after a warm-up
+    (``graphkern.bench.time_pair``, as ``graphkern bench`` times its rows): returns graphkern's median
+    over the pairings, the peers' medians and graphkern's median in each pairing."""
+    from graphkern.bench import time_pair
+
     if not peers:
-        only = round_robin({"graphkern": ours}, repeat)["graphkern"]
-        return only, {}, {}
-    ours_all, peer_medians, ours_by_peer = [], {}, {}
+        return time_pair(ours, None, repeat)[0], {}, {}
+    peer_medians, ours_by_peer = {}, {}
     for name, f in peers.items():
-        ours()
-        f()
-        mine, theirs = [], []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            ours()
-            mine.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            f()
-            theirs.append(time.perf_counter() - t0)
-        ours_all += mine
-        peer_medians[name] = float(np.median(theirs))
-        ours_by_peer[name] = float(np.median(mine))
-    return float(np.median(ours_all)), peer_medians, ours_by_peer
+        ours_by_peer[name], peer_medians[name] = time_pair(ours, f, repeat)
+    return float(np.median(list(ours_by_peer.values()))), peer_medians, ours_by_peer
 
 
 def _paired_result(family, kernel, features, funcs, repeat, check):

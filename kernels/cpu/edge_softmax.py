@@ -296,17 +296,16 @@ def edge_softmax_edge_order(keys, num_nodes, logits, out):
                 break
             # exponentials are accepted when every shifted logit lies in (-ONE_SHIFT_RANGE, SAMPLE_HEADROOM)
             # (float32, tested on the inputs) or every exponential in [low, high] (float64, on the outputs)
+            shift_t, z_low, z_high = dtype.type(shift), dtype.type(-ONE_SHIFT_RANGE[dtype]), dtype.type(SAMPLE_HEADROOM)
             summed = dtype == np.float32 and H == 1
             if summed:  # exp, range test and per-node sums in one pass
                 part = np.empty((chunks, num_nodes, H), dtype=logits.dtype)
-                in_range = _exp_shifted_partial_sum32(keys, bounds, flat, dtype.type(shift),
-                                                      dtype.type(-ONE_SHIFT_RANGE[dtype]), dtype.type(SAMPLE_HEADROOM),
-                                                      out.reshape(-1), part.reshape(chunks, num_nodes))
+                in_range = _exp_shifted_partial_sum32(keys, bounds, flat, shift_t, z_low, z_high, out.reshape(-1),
+                                                      part.reshape(chunks, num_nodes))
             elif dtype == np.float32:
-                in_range = _exp_shifted_in_range32(flat, dtype.type(shift), dtype.type(-ONE_SHIFT_RANGE[dtype]),
-                                                   dtype.type(SAMPLE_HEADROOM), out.reshape(-1))
+                in_range = _exp_shifted_in_range32(flat, shift_t, z_low, z_high, out.reshape(-1))
             else:
-                _exp_shifted(flat, logits.dtype.type(shift), out.reshape(-1), POW2)
+                _exp_shifted(flat, shift_t, out.reshape(-1), POW2)
                 in_range = _count_within(out.reshape(-1), low, high) == flat.size
             if in_range:
                 if not summed:

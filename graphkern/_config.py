@@ -80,7 +80,9 @@ def cuda_status() -> tuple[bool, str]:
         from numba import cuda  # numba-cuda's target when installed, else numba's deprecated built-in one
     except Exception as exc:  # pragma: no cover - depends on the installation
         return False, f"numba.cuda cannot be imported ({exc}); install the 'cuda' extra (numba-cuda)"
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    from numba.core import config as numba_config
+
+    if numba_config.ENABLE_CUDASIM:
         return True, "the CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
     try:
         if not cuda.is_available():

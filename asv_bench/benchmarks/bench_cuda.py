@@ -3,16 +3,15 @@
 Each timed call ends with ``cuda.synchronize()``: kernel launches return before the GPU is done.
 """
 
-import os
-
 import numpy as np
+from numba.core import config as numba_config
 
 import graphkern as gk
 
 
 def _require_gpu():
     ok, why = gk._config.cuda_status()
-    if not ok or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    if not ok or numba_config.ENABLE_CUDASIM:
         raise NotImplementedError(f"no GPU: {why}")  # asv's way to skip a benchmark
 
 

@@ -7,9 +7,10 @@ thread, one block does everything, which keeps the simulated tests fast.
 
 from __future__ import annotations
 
-import os
+from numba.core import config
 
-SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+# numba decides: NUMBA_ENABLE_CUDASIM is read as an integer, any non-zero value turns the simulator on
+SIMULATED = bool(config.ENABLE_CUDASIM)
 WARP = 32
 # threads per block; kernels that use a shared scratch of one slot per thread size it by BLOCK
 BLOCK = 128

@@ -1,11 +1,11 @@
-"""tests/cuda run under ``NUMBA_ENABLE_CUDASIM=1`` in their own process (tools/run_tests.py sets it).
+"""tests/cuda run under ``NUMBA_ENABLE_CUDASIM=1`` in their own process (tools/run_tests.py sets it), or
+unchanged on a real GPU (``PYTHONPATH=tools/from_checkout python -m pytest tests/cuda`` from a checkout).
 
 The simulator runs every CUDA thread as a Python thread, so the cases here are the graph-case registry
 cut to simulator size (a few hundred edges, hubs of a few dozen in-edges with a lowered hub threshold).
 Every CUDA result is compared with the CPU backend on the same input and with the NumPy references.
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -14,13 +14,28 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # graph_cases, reference
 
-if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
-    pytest.skip("tests/cuda need NUMBA_ENABLE_CUDASIM=1 (tools/run_tests.py sets it) or a GPU run by hand",
+from numba.core import config as numba_config
+
+SIMULATED = bool(numba_config.ENABLE_CUDASIM)
+
+
+def _gpu_usable() -> bool:
+    from numba import cuda
+
+    try:
+        return bool(cuda.is_available())
+    except Exception:  # noqa: BLE001 - a broken driver means no GPU here
+        return False
+
+
+if not SIMULATED and not _gpu_usable():
+    pytest.skip("tests/cuda need NUMBA_ENABLE_CUDASIM=1 (tools/run_tests.py sets it) or a usable GPU",
                 allow_module_level=True)
 
-# The simulator's block manager polls its threads while holding the GIL; a short switch interval lets the
-# threads that wait at a barrier run sooner (about 2.5x faster simulated reductions).
-sys.setswitchinterval(2e-5)
+if SIMULATED:
+    # The simulator's block manager polls its threads while holding the GIL; a short switch interval lets
+    # the threads that wait at a barrier run sooner (about 2.5x faster simulated reductions).
+    sys.setswitchinterval(2e-5)
 
 
 def _lock_simulated_shared_arrays():
@@ -56,7 +71,8 @@ def _lock_simulated_shared_arrays():
     kernelapi.FakeCUDAShared.array = array
 
 
-_lock_simulated_shared_arrays()
+if SIMULATED:
+    _lock_simulated_shared_arrays()
 
 
 def small_hub():

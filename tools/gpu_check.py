@@ -259,8 +259,9 @@ def close(got, want, rtol=1e-4, atol=1e-3, degree=None) -> bool:
 
 class Check:
     def __init__(self, args, report: Report):
-        import graphkern as gk
         from numba import cuda
+
+        import graphkern as gk
 
         self.gk, self.cuda, self.args, self.report = gk, cuda, args, report
         self.rng = np.random.default_rng(0)

@@ -29,13 +29,24 @@ def require_cuda() -> None:
         raise BackendUnavailableError(f"backend 'cuda' is not usable: {why}")
 
 
+# ``__cuda_array_interface__`` stream values that need no host-side wait before graphkern launches:
+# none given, or the legacy default stream (1), which numba's default stream (legacy or per-thread, where
+# graphkern launches) is ordered after by CUDA itself. Any other stream is synchronised once on import.
+_ORDERED_STREAMS = (None, 1)
+
+
 def adopt(obj: Any):
-    """A numba device array viewing ``obj``'s device memory (no copy), or ``obj`` if it is one already."""
+    """A numba device array viewing ``obj``'s device memory (no copy), or ``obj`` if it is one already.
+
+    numba synchronises the exporter's stream on every import by default, a host-blocking wait per call
+    (a torch training step would stall at every graphkern call); here that wait happens only for a stream
+    CUDA does not already order before graphkern's launches (:data:`_ORDERED_STREAMS`)."""
     from numba import cuda
 
     if type(obj).__name__ == "FakeCUDAArray" or cuda.devicearray.is_cuda_ndarray(obj):
         return obj
-    return cuda.as_cuda_array(obj)
+    stream = getattr(obj, "__cuda_array_interface__", {}).get("stream")
+    return cuda.as_cuda_array(obj, sync=stream not in _ORDERED_STREAMS)
 
 
 def to_device(name: str, obj: Any):

@@ -470,6 +470,13 @@ class Check:
         keys = [base[0] * n + base[1]]
         self.report.add("gpma build", f"{args.gpma_edges} edges", first=time.perf_counter() - t0,
                         measure=f"{dyn.num_edges} live edges")
+        # the first batch into a filled array compiles what the build did not use: reported on its own
+        warm = rng.integers(0, n, (2, 10))
+        t0 = time.perf_counter()
+        dyn.apply(insert=(warm[0], warm[1]), delete=(base[0][:10], base[1][:10]))
+        cuda.synchronize()
+        keys = [np.setdiff1d(keys[0], base[0][:10] * n + base[1][:10]), warm[0] * n + warm[1]]
+        self.report.add("gpma first small batch", "10+10", first=time.perf_counter() - t0)
         for batch in args.batches:
             ins = rng.integers(0, n, (2, batch))
             t0 = time.perf_counter()
@@ -530,13 +537,16 @@ class Check:
         x_dev = x_host.detach().cuda().requires_grad_(True)
         out_dev = gkt.copy_u_sum(self.g, x_dev)
         out_host = gkt.copy_u_sum(self.g, x_host)
-        agrees = out_dev.is_cuda and torch.allclose(out_dev.cpu(), out_host, rtol=1e-4, atol=1e-3)
+        # float32 sums of up to max-degree terms in two summation orders: atol grows with sqrt(degree)
+        forward = out_dev.is_cuda and close(out_dev.detach().cpu().numpy(), out_host.detach().numpy(),
+                                            degree=np.diff(self.host_csc.indptr))
         out_dev.sum().backward()
         out_host.sum().backward()
-        agrees = agrees and torch.allclose(x_dev.grad.cpu(), x_host.grad, rtol=1e-4, atol=1e-3)
+        backward = close(x_dev.grad.cpu().numpy(), x_host.grad.numpy(), degree=np.diff(self.g.csr().indptr))
         first, seconds = self.time(lambda: gkt.copy_u_sum(self.g, x_dev))
-        self.report.add("torch copy_u_sum", f"F={F}", agrees=bool(agrees), first=first, seconds=seconds,
-                        measure="CUDA tensors, no copies")
+        self.report.add("torch copy_u_sum", f"F={F}", agrees=bool(forward and backward), first=first,
+                        seconds=seconds, measure="CUDA tensors, no copies" + ("" if forward else "; forward differs")
+                        + ("" if backward else "; backward differs"))
 
     def hub_degree(self) -> int:
         from graphkern.kernels.cuda import spmm
@@ -545,24 +555,35 @@ class Check:
 
     def run(self):
         args, r = self.args, self.report
+        only = set(args.only or FAMILIES)
         r.attempt("copy (device to device)", "", self.bandwidth)
-        r.attempt("graph (host)", "", self.build_graph)
-        if not hasattr(self, "g"):
-            return
-        r.attempt("count sort coo->csc", "", self.count_sort)
-        r.attempt("graph on the device (csc, csr)", "", self.device_graph)
-        if not hasattr(self, "dg"):
-            return
-        for F in args.features:
-            r.attempt("spmm", f"F={F}", lambda: self.spmm(F))
-            r.attempt("sddmm", f"F={F}", lambda: self.sddmm(F))
-        r.attempt("copy_u_max coo (atomics, arg)", "", lambda: self.spmm_coo(min(args.features)))
-        r.attempt("edge_softmax H=1", "", self.edge_softmax)
-        roots = self.gk.graph500.search_keys(self.g, args.roots)
-        for algorithm in ("direction_optimizing", "top_down", "bottom_up", "spmsv"):
-            r.attempt(f"bfs {algorithm}", "", lambda: self.bfs(algorithm, roots))
-        r.attempt("gpma", "", self.dynamic)
-        r.attempt("torch copy_u_sum", "", lambda: self.torch_rows(args.features[0]))
+        if only & set(FAMILIES[:-1]):
+            r.attempt("graph (host)", "", self.build_graph)
+        if hasattr(self, "g"):
+            if "sort" in only:
+                r.attempt("count sort coo->csc", "", self.count_sort)
+            r.attempt("graph on the device (csc, csr)", "", self.device_graph)
+        if hasattr(self, "dg"):
+            for F in args.features:
+                if "spmm" in only:
+                    r.attempt("spmm", f"F={F}", lambda: self.spmm(F))
+                if "sddmm" in only:
+                    r.attempt("sddmm", f"F={F}", lambda: self.sddmm(F))
+            if "spmm" in only:
+                r.attempt("copy_u_max coo (atomics, arg)", "", lambda: self.spmm_coo(min(args.features)))
+            if "softmax" in only:
+                r.attempt("edge_softmax H=1", "", self.edge_softmax)
+            if "bfs" in only:
+                roots = self.gk.graph500.search_keys(self.g, args.roots)
+                for algorithm in ("direction_optimizing", "top_down", "bottom_up", "spmsv"):
+                    r.attempt(f"bfs {algorithm}", "", lambda: self.bfs(algorithm, roots))
+            if "torch" in only:
+                r.attempt("torch copy_u_sum", "", lambda: self.torch_rows(args.features[0]))
+        if "gpma" in only:
+            r.attempt("gpma", "", self.dynamic)
+
+
+FAMILIES = ("sort", "spmm", "sddmm", "softmax", "bfs", "torch", "gpma")  # gpma needs no static graph
 
 
 def lower_hub_thresholds(degree: int = 16) -> None:
@@ -584,6 +605,7 @@ def parse(argv):
     p.add_argument("--gpma-nodes", type=int, default=1 << 22)
     p.add_argument("--gpma-edges", type=int, default=10_000_000)
     p.add_argument("--batches", type=int, nargs="+", default=[10 ** 4, 10 ** 5, 10 ** 6])
+    p.add_argument("--only", nargs="+", choices=FAMILIES, help="run only these families (default: all)")
     p.add_argument("--json", help="also write the rows to this file (rewritten after every row)")
     args = p.parse_args(argv)
     if args.quick:

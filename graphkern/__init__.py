@@ -8,7 +8,8 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import graph, graph500, ops
+# _numba_cache first: importing it installs the cache locator before any @njit(cache=True) runs
+from . import _numba_cache, graph, graph500, ops  # noqa: F401
 from ._config import BACKENDS, get_backend, resolve_backend, set_backend, use_backend
 from ._info import show_config
 from .dispatch import Plan, explain

@@ -19,6 +19,7 @@ def config_dict() -> dict:
     """Everything :func:`show_config` prints, as a dict (for ``graphkern bench --json`` and bug reports)."""
     import numba
 
+    from . import _numba_cache
     from ._config import cuda_status, get_backend
 
     info = {
@@ -33,7 +34,7 @@ def config_dict() -> dict:
     info["backend"] = get_backend()
     info["numba_threads"] = numba.get_num_threads()
     info["numba_threading_layer"] = _threading_layer()
-    info["numba_cache_dir"] = os.environ.get("NUMBA_CACHE_DIR", "(next to the sources, in __pycache__)")
+    info["numba_cache_dir"] = os.environ.get("NUMBA_CACHE_DIR") or str(_numba_cache.cache_root())
     if os.environ.get("GRAPHKERN_SKIP_CUDA_PROBE") == "1":
         info["cuda"] = "not probed (GRAPHKERN_SKIP_CUDA_PROBE=1)"
     else:

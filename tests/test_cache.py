@@ -51,3 +51,55 @@ def test_kernels_load_from_the_cache_in_a_new_process(tmp_path):
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-4000:]
     recompiled = [line for line in second.stdout.splitlines() if "data saved" in line]
     assert not recompiled, "\n".join(recompiled)
+
+
+SMALL = "import graphkern as gk; print(gk.bfs(gk.graph.kronecker(5), 0).levels[0])"
+
+
+def _cache_files(folder):
+    return sorted(p for p in folder.rglob("*.nbi")) if folder.exists() else []
+
+
+def _package_cache_files_since(start):
+    import graphkern
+
+    roots = [os.path.dirname(graphkern.__file__), os.path.dirname(graphkern.kernels.__file__)]
+    found = []
+    for root in roots:
+        for dirpath, _, files in os.walk(root):
+            found += [os.path.join(dirpath, f) for f in files
+                      if f.endswith((".nbi", ".nbc")) and os.path.getmtime(os.path.join(dirpath, f)) >= start]
+    return found
+
+
+def test_kernels_are_cached_per_user_never_inside_the_package(tmp_path):
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["GRAPHKERN_CACHE_DIR"] = str(tmp_path / "user-cache")
+    start = time.time() - 1
+    proc = subprocess.run([sys.executable, "-c", SMALL], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert _cache_files(tmp_path / "user-cache"), "nothing was cached in the per-user folder"
+    assert not _package_cache_files_since(start)
+
+
+def test_numba_cache_dir_wins(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), GRAPHKERN_CACHE_DIR=str(tmp_path / "user"))
+    proc = subprocess.run([sys.executable, "-c", SMALL], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert _cache_files(tmp_path / "numba")
+    assert not _cache_files(tmp_path / "user")
+
+
+def test_the_cache_folder_follows_the_platform_convention(monkeypatch, tmp_path):
+    from graphkern import _numba_cache
+
+    monkeypatch.delenv("GRAPHKERN_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    if sys.platform.startswith("linux"):
+        assert _numba_cache.cache_root() == tmp_path / "graphkern" / "numba"
+    monkeypatch.setenv("GRAPHKERN_CACHE_DIR", str(tmp_path / "mine"))
+    assert _numba_cache.cache_root() == tmp_path / "mine"
+    assert _numba_cache.is_graphkern_source(_numba_cache.__file__)
+    assert not _numba_cache.is_graphkern_source(os.__file__)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The dynamic-graph figures: updates/s against batch size, deletions, snapshots, the seed-scale step,
+"""The dynamic-graph figures: updates/s against batch size, deletions, snapshots, a small temporal graph step by step,
 IncrementalBFS against a fresh search, and the kernels on the packed arrays against a snapshot.
 
 Every figure is a median of ``--repeat`` runs in one process; SciPy's rebuild of the CSR and its
@@ -94,7 +94,7 @@ def snapshots(args, rows):
 
 
 def seed_scale(args, rows):
-    """The seed's scale: 56,650 edges at T=0, 6-12k edits a step, apply plus snapshot per step."""
+    """A small temporal graph: 8,000 nodes, 56,650 edges at T=0, 6-12k edits a step, apply plus snapshot per step."""
     import graphkern as gk
 
     rng = np.random.default_rng(2)
@@ -110,7 +110,7 @@ def seed_scale(args, rows):
         edits.append(a_s.size + d_s.size)
     rows.append({"figure": "seed_step", "edges_t0": 56_650, "edits_median": float(np.median(edits)),
                  "seconds": statistics.median(times[1:])})
-    print(f"seed scale: {np.median(edits):.0f} edits a step (range {min(edits)}-{max(edits)}), apply + snapshot "
+    print(f"small temporal graph: {np.median(edits):.0f} edits a step (range {min(edits)}-{max(edits)}), apply + snapshot "
           f"{statistics.median(times[1:]) * 1e3:.3f} ms", flush=True)
 
 

@@ -93,7 +93,8 @@ def _fls(x: int) -> int:
 
 
 def _layout(m: int):
-    """Capacity, leaf size, height and per-level upper bounds for ``m`` elements (research/gpma.md 1.3):
+    """Capacity, leaf size, height and per-level upper bounds for ``m`` elements (docs/design.md, section
+    'Dynamic graph (GPMA)'):
     the smallest power-of-two capacity whose root bound (after each level's bound is clamped to twice the
     one below) holds them."""
     cap = 4

@@ -1,12 +1,12 @@
 """Discrete-time dynamic graphs: STGraph-style sliding-window snapshots of a timestamped edge list, and a
 :class:`TemporalGraph` that steps through them forward and backward on a :class:`~graphkern.DynamicGraph`.
 
-The snapshots follow STGraph's preprocessing (research/gpma.md 6.2): with the edges in time order, a
-window of ``base`` consecutive temporal edges moves by ``step`` edges (``int(base * percent_change /
-200)`` when given as a percentage) per time step; snapshot ``t`` is the *set* of edges in window ``t``.
-Step ``t`` is the difference: the edges of snapshot ``t`` not in ``t - 1`` are added, those of ``t - 1``
-not in ``t`` deleted. An edge occurring several times in a window is one edge; it leaves the snapshot
-when its last occurrence leaves the window. All of this is array code (a count per distinct edge).
+The snapshots follow STGraph's preprocessing (docs/design.md, section 'Temporal snapshots'): with the edges in
+time order, a window of ``base`` consecutive temporal edges moves by ``step`` edges (``int(base *
+percent_change / 200)`` when given as a percentage) per time step; snapshot ``t`` is the *set* of edges in
+window ``t``. Step ``t`` is the difference: the edges of snapshot ``t`` not in ``t - 1`` are added, those of
+``t - 1`` not in ``t`` deleted. An edge occurring several times in a window is one edge; it leaves the
+snapshot when its last occurrence leaves the window. All of this is array code (a count per distinct edge).
 
 Examples
 --------

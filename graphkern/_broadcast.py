@@ -1,7 +1,7 @@
 """Feature broadcasting for g-SpMM and g-SDDMM, reduced to at most two strided loop levels.
 
 DGL pads the shorter feature shape after axis 0, broadcasts by NumPy rules, and then has every kernel look
-up two offset tables per output element (research/dgl-kernels.md 2). Almost every shape that occurs in
+up two offset tables per output element (docs/design.md, section 'Broadcasting'). Almost every shape that occurs in
 practice is simpler than that: equal shapes, a scalar per edge ``(E, 1)``, a scalar per head ``(E, H, 1)``
 against ``(N, H, F)``, or the mirror images. Those collapse to an output of ``A x B`` elements where each
 operand's element for output ``(a, b)`` is at ``a * stride_a + b * stride_b`` with ``stride_b`` in {0, 1}

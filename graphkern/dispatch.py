@@ -1,9 +1,9 @@
 """The dispatcher: which backend, which sparse format and which compiled kernel run a call.
 
-Format selection follows DGL's ``SelectFormat`` (research/dgl-kernels.md 3): use the preferred format if it
-is allowed and created; build it if it is allowed but not created (and cache it on the graph); otherwise
-fall back to a created format the kernel supports. Where DGL has a TODO, a kernel family may register a
-cost model that picks among the formats it supports for the given graph and parameters.
+Format selection follows DGL's ``SelectFormat`` (docs/design.md, section 'Format selection'): use the
+preferred format if it is allowed and created; build it if it is allowed but not created (and cache it on the
+graph); otherwise fall back to a created format the kernel supports. Where DGL has a TODO, a kernel family may
+register a cost model that picks among the formats it supports for the given graph and parameters.
 
 Every choice is visible: :func:`explain` returns the :class:`Plan` a call would use without running it,
 and each planned call logs its plan at DEBUG level on the ``graphkern`` logger.

@@ -1,10 +1,10 @@
 """The Graph500 BFS benchmark: search keys, the five validation rules, TEPS and the reference's output.
 
-Follows the specification and the reference code 3.0 (research/bfs.md 1): kernel 1 builds the graph from
-``kronecker_edges`` (timed), 64 search keys are drawn exactly as the reference draws them, kernel 2 is one
-timed BFS per key, every result is validated, and TEPS counts the input edges of the traversed component
-(self-loops excluded, duplicates counted, as the reference's validator enforces). The statistics block is
-the reference's ``key: value`` format, so existing Graph500 tooling reads it.
+Follows the specification and the reference code 3.0 (docs/design.md, section 'Graph500'): kernel 1 builds the
+graph from ``kronecker_edges`` (timed), 64 search keys are drawn exactly as the reference draws them, kernel 2
+is one timed BFS per key, every result is validated, and TEPS counts the input edges of the traversed
+component (self-loops excluded, duplicates counted, as the reference's validator enforces). The statistics
+block is the reference's ``key: value`` format, so existing Graph500 tooling reads it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """``IncrementalBFS``: BFS levels and parents kept exact while a :class:`~graphkern.DynamicGraph` changes.
 
 The dynamic graph hands every batch's effective changes (edge keys) to the search's change log;
-:meth:`IncrementalBFS.update` replays them with RisGraph's rules (research/bfs.md 5), compiled in
-:mod:`graphkern.kernels.cpu.incremental_bfs`:
+:meth:`IncrementalBFS.update` replays them with RisGraph's rules (docs/design.md, section 'Incremental BFS'),
+compiled in :mod:`graphkern.kernels.cpu.incremental_bfs`:
 
 - a deleted edge that is not a tree edge changes nothing;
 - a deleted tree edge ``u -> v`` invalidates the subtree under ``v``; each of its vertices that still has

@@ -1,7 +1,7 @@
 """graphkern as a networkx backend: ``nx.bfs_edges(G, s, backend="graphkern")`` runs compiled BFS.
 
 Registered through the ``networkx.backends`` and ``networkx.backend_info`` entry points (networkx's
-backend protocol, research/style-ecosystem.md 3b), so an installed graphkern is found by networkx without
+backend protocol, docs/design.md, section 'networkx backend'), so an installed graphkern is found by networkx without
 an import. Implemented: ``bfs_edges``, ``bfs_layers``, ``single_source_shortest_path_length``.
 
 networkx defines the order of these results (the order one queue visits vertices in, neighbours in

@@ -5,7 +5,8 @@
 source (``"u"``), destination (``"v"``) or edge (``"e"``) of edge ``e``.
 ``edge_softmax(g, logits)``: softmax of edge logits over the in-edges of each destination.
 
-Where DGL is inconsistent graphkern chooses (DESIGN.md, Semantics): a destination without in-edges gets
+Where DGL is inconsistent graphkern chooses (docs/design.md, section 'Semantics of the sparse
+kernels'): a destination without in-edges gets
 0 for every reducer and arg outputs -1; max/min ties go to the first edge in CSC order on every path;
 sums over a row are deterministic; NaN never wins a max/min. Edge features are always indexed by edge id.
 Inputs are validated here, once, before any compiled code runs.

@@ -4,7 +4,7 @@
 imports torch. The functions take and return tensors; CPU tensors reach the compiled kernels as NumPy views
 of the same memory, CUDA tensors as numba device arrays viewing the same device memory (through
 ``__cuda_array_interface__``; no copy in, no copy out), so the cuda backend runs them and the results
-are CUDA tensors on the same device. Gradients follow DGL's rules (research/dgl-kernels.md 1.4):
+are CUDA tensors on the same device. Gradients follow DGL's rules (docs/design.md, section 'Autograd'):
 
 - ``sub`` and ``div`` become ``add(x, -y)`` and ``mul(x, 1 / y)`` before autograd, as in DGL, so only
   add, mul, dot and the copies need backward rules;

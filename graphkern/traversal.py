@@ -1,6 +1,7 @@
 """Breadth-first search: :func:`bfs` with top-down, bottom-up, direction-optimizing and linear-algebra steps.
 
-The driver is GAP's direction-optimizing loop (research/bfs.md 2.1): top-down while the frontier's
+The driver is GAP's direction-optimizing loop (docs/design.md, section
+'Direction-optimizing BFS'): top-down while the frontier's
 out-edges are few, bottom-up while the frontier is large (``alpha = 15``, ``beta = 18``), with each level
 one compiled parallel step (:mod:`graphkern.kernels.cpu.bfs`). Directed graphs are searched along
 out-edges; bottom-up steps scan in-edges, so they need the CSC (built on first use and cached).

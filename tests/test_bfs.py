@@ -245,7 +245,7 @@ def test_direction_optimizing_switches_and_traces_levels():
 def test_facebook():
     edges = facebook_edges()
     if edges is None:
-        pytest.skip("shared/data is not beside the repository")
+        pytest.skip("the real-world data files are not available (GRAPHKERN_TEST_DATA)")
     g = gk.graph.read_edgelist(__import__("graph_cases").FACEBOOK, undirected=True)
     for algorithm in ALGORITHMS:
         r = _check(g, 0, algorithm, directed=False)
@@ -364,7 +364,7 @@ def test_batched_multi_source_across_batches_and_full_masks():
     """More than 64 sources (two batches, the first with every mask bit set), on a real graph."""
     edges = facebook_edges()
     if edges is None:
-        pytest.skip("shared/data/facebook_combined.txt is not there")
+        pytest.skip("facebook_combined.txt is not available (GRAPHKERN_TEST_DATA)")
     fb_src, fb_dst = edges
     n = int(max(fb_src.max(), fb_dst.max())) + 1
     g = gk.Graph.from_coo(np.r_[fb_src, fb_dst], np.r_[fb_dst, fb_src], num_nodes=n)

@@ -1,4 +1,5 @@
-"""The Graph500 Kronecker generator against the reference's golden values (research/bfs.md 1.2)."""
+"""The Graph500 Kronecker generator against the reference's golden values (docs/design.md,
+section 'Graph500')."""
 
 import numpy as np
 import pytest

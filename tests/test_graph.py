@@ -159,7 +159,7 @@ def test_from_edge_index_and_networkx():
 def test_facebook_formats_against_scipy():
     edges = facebook_edges()
     if edges is None:
-        pytest.skip("shared/data/facebook_combined.txt is not beside the repository")
+        pytest.skip("facebook_combined.txt is not available (GRAPHKERN_TEST_DATA)")
     src, dst = edges
     src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
     g = gk.Graph.from_coo(src, dst)

@@ -68,7 +68,7 @@ def test_many_chunks_parse_like_numpy(tmp_path):
 
 def test_facebook_real_graph():
     if not FACEBOOK.exists():
-        pytest.skip("shared/data is not beside the repository")
+        pytest.skip("the real-world data files are not available (GRAPHKERN_TEST_DATA)")
     g = gk.graph.read_edgelist(FACEBOOK, undirected=True)
     assert g.num_nodes == 4039 and g.num_edges == 2 * 88234
     data = np.loadtxt(FACEBOOK, dtype=np.int64)
@@ -77,7 +77,7 @@ def test_facebook_real_graph():
 
 def test_bitcoin_csv_with_header_and_sparse_ids():
     if not BITCOIN.exists():
-        pytest.skip("shared/data is not beside the repository")
+        pytest.skip("the real-world data files are not available (GRAPHKERN_TEST_DATA)")
     g = gk.graph.read_edgelist(BITCOIN, relabel=True)
     assert g.num_edges == 24186 and g.num_nodes == 3783
     assert g.ndata["orig_id"].max() == 7604

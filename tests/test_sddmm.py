@@ -177,7 +177,7 @@ def test_generated_sddmm_names():
 def test_facebook_u_dot_v():
     edges = facebook_edges()
     if edges is None:
-        pytest.skip("shared/data is not beside the repository")
+        pytest.skip("the real-world data files are not available (GRAPHKERN_TEST_DATA)")
     g = gk.Graph.from_coo(edges[0], edges[1])
     x = np.random.default_rng(0).random((g.num_src, 16), dtype=np.float32)
     got = gk.ops.u_dot_v(g, x, x)

@@ -78,7 +78,7 @@ def test_graph_cases(case, op, reduce, idtype):
     assert got.shape == (g.num_dst, 4)
 
 
-# research/dgl-kernels.md 2: the worked broadcasting table, plus the mirror images and a general case
+# DGL's worked broadcasting examples (docs/design.md, section 'Broadcasting'), plus the mirror images and a general case
 BROADCASTS = [
     ("mul", (1, 3), (5, 1)),
     ("mul", (4, 8), (4, 1)),
@@ -232,7 +232,7 @@ def test_generated_op_names():
 def test_facebook_against_scipy():
     edges = facebook_edges()
     if edges is None:
-        pytest.skip("shared/data is not beside the repository")
+        pytest.skip("the real-world data files are not available (GRAPHKERN_TEST_DATA)")
     src, dst = np.concatenate([edges[0], edges[1]]), np.concatenate([edges[1], edges[0]])
     g = gk.Graph.from_coo(src, dst)
     x = np.random.default_rng(0).random((g.num_src, 16), dtype=np.float32)

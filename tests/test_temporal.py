@@ -1,5 +1,5 @@
 """Temporal snapshots: the sliding-window differences against a set model, the readers, and a
-TemporalGraph stepping forward and backward (the real bitcoin-alpha file when shared/data has it)."""
+TemporalGraph stepping forward and backward (the real bitcoin-alpha file when it is available)."""
 
 import io
 
@@ -93,7 +93,7 @@ def test_edge_ids_stay_while_an_edge_stays_in_the_window():
     assert ids[(1, 2)] == before[(1, 2)] and ids[(2, 3)] == before[(2, 3)]
 
 
-@pytest.mark.skipif(not BITCOIN.exists(), reason="shared/data/soc-sign-bitcoinalpha.csv is not here")
+@pytest.mark.skipif(not BITCOIN.exists(), reason="soc-sign-bitcoinalpha.csv is not available (GRAPHKERN_TEST_DATA)")
 def test_bitcoin_alpha():
     src, dst, t, n = temporal.read_temporal_edges(BITCOIN)
     assert src.size == 24186 and n == 3783 and np.all(np.diff(t) >= 0)

@@ -253,7 +253,7 @@ def spmm_family(g, features, repeat, peers) -> list[Result]:
 
 
 def graphblas_bfs(gb, A, n, deg, source):
-    """LAGraph's push/pull BFS (research/bfs.md 4.1 and 4.3) in python-graphblas: parents."""
+    """LAGraph's push/pull BFS (docs/design.md, section 'Linear-algebraic BFS') in python-graphblas: parents."""
     from graphblas import Vector, semiring
 
     sr = semiring.ss.any_secondi["INT64"]

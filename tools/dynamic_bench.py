@@ -110,8 +110,8 @@ def seed_scale(args, rows):
         edits.append(a_s.size + d_s.size)
     rows.append({"figure": "seed_step", "edges_t0": 56_650, "edits_median": float(np.median(edits)),
                  "seconds": statistics.median(times[1:])})
-    print(f"small temporal graph: {np.median(edits):.0f} edits a step (range {min(edits)}-{max(edits)}), apply + snapshot "
-          f"{statistics.median(times[1:]) * 1e3:.3f} ms", flush=True)
+    print(f"small temporal graph: {np.median(edits):.0f} edits a step (range {min(edits)}-{max(edits)}), "
+          f"apply + snapshot {statistics.median(times[1:]) * 1e3:.3f} ms", flush=True)
 
 
 def incremental_bfs(args, rows):

@@ -1,6 +1,7 @@
 """Distributed transpose of a :class:`DistCSR` or :class:`XCSR`: LocalTranspose, then ViewSwap.
 
-Magalhães and Schürmann's algorithm (research/transpose.md 1.5-1.6, 6.2-6.3). Each rank transposes its
+Magalhães and Schürmann's algorithm (docs/design.md, section 'Distributed
+transpose'). Each rank transposes its
 row block locally: every entry becomes the record ``(new row, new column, value)``, grouped by the rank
 that owns its new row (a stable bucket pass; the contiguous partition makes the owner a function of the
 new row). One Alltoallv delivers the records; a stable counting sort by the local new row restores

@@ -1,4 +1,6 @@
-"""A packed memory array of sorted edge keys (GPMA's layout, research/gpma.md 1-2) on the CPU.
+"""A packed memory array of sorted edge keys (GPMA's layout) on the CPU.
+
+The layout and its rules are described in docs/design.md, section 'Dynamic graph (GPMA)'.
 
 Keys are ``src << 32 | dst``; every row ``r`` has a wall key ``r << 32 | 0xFFFFFFFF`` after its edges,
 and ``row_off[r + 1]`` is the wall's slot, so row ``r`` lies in ``[row_off[r], row_off[r + 1])`` (its

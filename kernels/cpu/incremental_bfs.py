@@ -1,6 +1,6 @@
 """Incremental BFS on the live packed arrays of a DynamicGraph (graphkern.IncrementalBFS).
 
-The rules are RisGraph's (research/bfs.md 5): an insertion can only lower levels, so it seeds a
+The rules are RisGraph's (docs/design.md, section 'Incremental BFS'): an insertion can only lower levels, so it seeds a
 relaxation at its head; a deleted tree edge invalidates the subtree under its head, whose vertices are
 re-attached to a neighbour outside the subtree when they have one, and everything re-labelled relaxes
 onward. The relaxation processes vertices in increasing level (a bucket queue, levels being hop counts),

@@ -2,7 +2,7 @@
 keys (kernel 2), validate every tree by the five rules, and print the reference's statistics block.
 
     python examples/graph500_run.py                 # scale 16, seconds
-    python examples/graph500_run.py --scale 20      # the issue's size, about a minute on 2 cores
+    python examples/graph500_run.py --scale 20      # the default benchmark size (minutes on 2 cores)
 
 The same as ``graphkern graph500 --scale N``, written out so the steps can be read and changed.
 """

@@ -38,10 +38,10 @@ _LEAF_UPPER, _ROOT_UPPER = 0.92, 0.84
 BATCH_BYTES_PER_EDGE = 96
 # a batch of at least capacity / MERGE_RATIO keys is merged with the whole array into a fresh layout
 # (kernels/cpu/gpma.py, merge_count): in place a key costs a search and a leaf merge, the merge a few ns
-# a slot. Insert-then-delete rounds into 10M edges (16M slots, 2 threads), in place against merged:
-# 1.25 10^5 keys 10 / 26 ms, 2.5 10^5 18 / 30, 5 10^5 34 / 34 ms (10^6: 164 ms in place, 45 merged). At
-# the seed's scale (131K slots, ~4,500 keys a step) 32 sent the steps to the merge and made them slower
-# (apply + snapshot 1.03-1.05 against 0.95-1.01 ms a step with 24).
+# a slot. The two break even near 5 10^5 keys into 10M edges (16M slots); on a small graph (131K slots,
+# ~4,500 keys a step) a ratio of 32 sent the steps to the merge and made them slower. Measured by
+# `python tools/dynamic_bench.py --figures apply seed` (figures in docs/performance.md, section
+# 'CPU: dynamic graph').
 MERGE_RATIO = 24
 # chunks of leaves of a merge (enough for the threads to balance; each costs a search of the batch)
 MERGE_CHUNKS = 256
@@ -243,16 +243,17 @@ class DynamicGraph:
 
     def _sorted_unique_keys(self, src, dst) -> np.ndarray:
         """The batch's distinct ``src << 32 | dst`` keys in order. NumPy's sort of 64-bit keys is a SIMD
-        sort (6 ms for 10^6 keys here, where two stable parallel count sorts by destination and source
-        took 90; their histograms have a counter per node). A big batch is split at a pivot (the median
+        sort, an order of magnitude faster than two stable parallel count sorts by destination and
+        source (their histograms have a counter per node). A big batch is split at a pivot (the median
         of a sample of its keys): two threads each gather one side and sort it (NumPy releases the GIL),
-        and the sides lie in order one after the other, with nothing to merge. 10^6 keys (after a merge's
-        parallel passes): 8.9 ms with halves sorted on two threads and merged, 5.6-5.7 ms split."""
+        and the sides lie in order one after the other, with nothing to merge, which is faster than
+        sorting halves on two threads and merging them (``python tools/dynamic_bench.py --figures
+        apply``)."""
         if src.size >= PARALLEL_SORT_MIN:
             step = src.size // SORT_PIVOT_SAMPLE
             sample = np.sort((src[::step] << 32) | dst[::step])
             pivot = np.int64(sample[sample.size // 2])
-            # recycled maps (graphkern._memory): a fresh 8 MB array costs ~0.8 ms of page faults
+            # recycled maps (graphkern._memory): a fresh array costs page faults on every batch
             sides = (_memory.empty(src.size, np.int64), _memory.empty(src.size, np.int64))
 
             def gather_and_sort(above: bool) -> np.ndarray:

@@ -65,8 +65,8 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
 
 
 def _reference_edges(ctx: BenchContext):
-    """``(src, dst, scale)``: the generated edges, regenerated at scale 18 (the issues' reference size,
-    which loads in seconds) unless the run is --quick or asked for less."""
+    """``(src, dst, scale)``: the generated edges, regenerated at scale 18 (the size of the
+    sparse-kernel benchmarks, which loads in seconds) unless the run is --quick or asked for less."""
     scale = ctx.scale if ctx.quick else min(ctx.scale, 18)
     if scale == ctx.scale:
         return ctx.src, ctx.dst, scale

@@ -2,9 +2,9 @@
 
 The sparse kernels gather feature rows at random: at scale 18 (262,144 rows) a float32 feature array of
 width 16 spans 4,096 pages of 4 KB, more than the TLB holds, so many gathers also pay a page walk. On
-2 MB pages the same array is 9 pages. Measured on the scale-18 Kronecker graph, 2 threads, copy_u_sum
-with its input on 2 MB pages against 4 KB ones: 17.8 vs 22.5 ms at F = 16, 46 vs 59 ms at F = 64; a
-four-layer chain ``h = copy_u_sum(g, h)`` 66 vs 82 ms at F = 16 and 194 vs 230 ms at F = 64.
+2 MB pages the same array is 9 pages, and copy_u_sum with its input on 2 MB pages runs faster than on
+4 KB ones, in one call and in a chain of layers (figures in docs/performance.md, section 'CPU: what the
+kernels' design choices are worth'; ``GRAPHKERN_HUGE_PAGES=0`` turns huge pages off to compare).
 graphkern cannot move a caller's array, but it can put what it returns there, and in a GNN the output
 of one layer is the input of the next.
 
@@ -15,8 +15,7 @@ a small pool (:data:`POOL_MAPS` maps, :data:`POOL_BYTES` in all) for the next ou
 instead of being unmapped (:func:`release_pool` unmaps them). Why: a freshly faulted huge page is
 only cheap when the memory behind it is warm. On a virtual machine the guest reports free 2 MB blocks
 to the host, which drops them, and the next fault on such a block is paid again page by page by the
-host: measured here, copy_u_sum at F = 16 took 38-41 ms on fresh maps between slower peer calls
-against 14-19 ms on reused or 4 KB memory.
+host, which can make a call on fresh maps far slower than on reused or 4 KB memory.
 Smaller arrays, other platforms, or ``GRAPHKERN_HUGE_PAGES=0`` get plain NumPy arrays.
 """
 

@@ -40,14 +40,12 @@ def _graph_of(g, format=None):
     """A Graph, or for a DynamicGraph what the kernel runs on: its snapshot (the cached one while it is
     current, else built and cached), or with ``format="packed"`` its packed arrays directly.
 
-    Measured on a uniform graph of 1M edges (2^17 nodes), 2 threads, F = 16 (``tools/dynamic_bench.py
-    --figures packed``, 2026-12-02, the vector kernels): building the snapshot (CSR, plus the CSC for
-    SpMM) and running the kernel there took 11.7 ms for copy_u_sum and 11.8 ms for u_dot_v, against 12.1
-    and 8.6 ms over the packed arrays (gaps, walls and, for SpMM, per-thread partial outputs); at 10M
-    edges (2^20 nodes) 181 against 226 ms and 145 against 132 ms. A current snapshot then serves every
-    later call on the same edges (3.7 and 8.9 ms; 52 and 104 ms), and a GNN layer calls several kernels
-    per batch of changes, so SpMM and SDDMM build the snapshot; BFS runs on the packed arrays (see
-    graphkern.traversal)."""
+    Building the snapshot (CSR, plus the CSC for SpMM) and running the kernel there costs about as much
+    as one call over the packed arrays (gaps, walls and, for SpMM, per-thread partial outputs), and a
+    current snapshot then serves every later call on the same edges much faster; a GNN layer calls
+    several kernels per batch of changes, so SpMM and SDDMM build the snapshot; BFS runs on the packed
+    arrays (see graphkern.traversal). Measured by ``python tools/dynamic_bench.py --figures packed``
+    (figures in docs/performance.md, section 'CPU: dynamic graph')."""
     from .graph import DynamicGraph, Graph
 
     if isinstance(g, DynamicGraph):
@@ -208,7 +206,7 @@ def _blocks(g, base: str, rows_per_block: int, hub_rows: int = 0):
 
 # Block sets (each as large as the CSC) kept per graph and kind (with or without hubs): two, for a model
 # whose layers alternate two widths. With one, a GAT-like chain (u_dot_v at F = 16, then at F = 64)
-# rebuilt the blocks on every call: u_dot_v F = 16 took 127 ms, against 16 ms alone (scale 18).
+# rebuilt the blocks on every call, several times the cost of the kernel itself.
 _BLOCK_SETS_KEPT = 2
 
 
@@ -306,8 +304,8 @@ def _check_spmm(g, op, reduce, ufeat, efeat, on_device=False):
 
 # Narrow edge rows (several to a cache line) read through the ids in block order fetch nearly every line
 # of the edge array once per block; from this many blocks on one pass puts them in block order first
-# (u_mul_e_sum, w (E, 1), 2 threads, reordered against gathered: scale 18 (16 blocks) F = 16 15.3-16.0
-# against 16.1-17.2 ms, F = 4 and 8 even; scale 20 (64 blocks) F = 16 110 against 155 ms).
+# (u_mul_e_sum with w (E, 1): even at 16 blocks, a clear gain at 64; `python tools/compare_peers.py
+# --family spmm --scale 20`).
 _EDGE_ROWS_TO_BLOCKS_MAX_BYTES = 16
 _EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 16
 # The blocked kernel compiles the chunk loop of rows up to this many vectors unrolled, one compile per width.
@@ -322,12 +320,12 @@ def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks)
     Every reducer of an op that reads x, without arg outputs, over output rows of several vector chunks
     and a pattern without offset tables, when the sources of highest out-degree whose rows fit a
     quarter of the L2 carry a tenth of the edges or more (arg outputs would need each row's ties
-    resolved across the two parts). Rows of one vector keep the blocks alone: copy_u_sum at F = 16, scale
-    18, alternated with torch, took 11.3-11.9 ms with the split against 10.8-11.3 ms without. An op
-    that also reads edge rows needs them narrow: the hub edges run in CSC order, so the edge rows are
-    first permuted into it, a random scatter (scale 18, w (E, 1): 9-11 ms against 2.6 ms into block
-    order alone), which pays at F = 32 (u_mul_e_sum 39-48 against 56-59 ms for the CSC kernel) and
-    F = 64 (62-65 against 72-76 ms), not at F = 8 and 16 (24-25 against 14-17 ms for the blocks).
+    resolved across the two parts). Rows of one vector keep the blocks alone (the split measured
+    slightly slower there). An op that also reads edge rows needs them narrow: the hub edges run in CSC
+    order, so the edge rows are first permuted into it, a random scatter several times dearer than the
+    reorder into block order alone, which pays from F = 32 on, not at F = 8 and 16. Measured by
+    ``python tools/compare_peers.py --family spmm --features 8 16 32 64`` (figures in
+    docs/performance.md, section 'CPU: what the kernels' design choices are worth').
     """
     if (op == "copy_rhs" or with_arg or (out_chunks or 0) < 2 or ufeat_bytes is None
             or g.num_edges == 0 or g.num_src == 0):
@@ -348,18 +346,18 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_s
     """Why the blocked path runs instead of the CSC kernel, or None (the cost model's measured rule).
 
     The blocked path (``spmm_blocked_*``) walks each destination block's edges in source order, adding
-    into output rows held in the L2 cache. Measured on the scale-18 Kronecker graph, 2 threads, in one
-    process against the CSC vector kernel, float32 F = 16: copy_u_sum 9.6 vs 15.9 ms, u_mul_e_sum with
-    w (E, 1) 18.3 vs 36.2 ms (edge ids in source order, so w streams), copy_u_max 11.2 vs 15.5 ms,
-    copy_e_sum 43 vs 82 ms; F = 1 to 8 and float64 alike; scale 20: 1.3-1.8x. Not taken: rows of two or
-    more vector chunks (F = 32: 44.6 vs 27.5 ms, x is re-read for twice the blocks), arg outputs (an
-    extra read-modify-write per edge: 0.85-1.0x), gathered arrays that fit the L2 (the CSC's gathers hit
-    it), and CSC rows not in source order (results then would not be the CSC's bit for bit). The blocks
-    cost a stable transpose and a count sort, once per graph (scale 20: 0.43 s).
+    into output rows held in the L2 cache. Against the CSC vector kernel it is faster for one-vector
+    rows (F = 1 to 16, float32 and float64) on graphs whose gathered rows outgrow the L2: copy_u_sum,
+    copy_u_max, copy_e_sum and u_mul_e_sum with w (E, 1) (edge ids in source order, so w streams). Not
+    taken: rows of two or more vector chunks without the hub split (x is re-read for twice the blocks),
+    arg outputs (an extra read-modify-write per edge), gathered arrays that fit the L2 (the CSC's
+    gathers hit it), and CSC rows not in source order (results then would not be the CSC's bit for
+    bit). The blocks cost a stable transpose and a count sort, once per graph.
 
     With the hub split (``hub_split``, :func:`_hub_split`) rows of several vector chunks take the blocks
-    too: against the CSC vector kernel, copy_u_sum at F = 32 19-20 vs 32 ms, F = 64 42-45 vs 54-56 ms,
-    F = 128 104 vs 117 ms, F = 256 228 vs 261 ms (scale 18, float32, 2 threads, one process).
+    too, faster than the CSC kernel from F = 32 to 256. Measured by ``python tools/compare_peers.py
+    --family spmm --features 16 64 256`` (figures in docs/performance.md, section 'CPU: what the
+    kernels' design choices are worth').
     """
     if (with_arg or (out_chunks != 1 and not hub_split) or g.num_edges < max(1, _BLOCKED_MIN_EDGES)
             or not g.allows_format("csc")):
@@ -521,9 +519,9 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
                 w2 = _spmm_cpu.edge_rows_to_blocks(slots, w2, _memory.empty((g.num_edges, w2.shape[1]), w2.dtype))
                 has_eids = False
             chunks = 0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B)
-            # an output row of exactly one vector: max/min read-modify-write it unmasked (copy_u_max at
-            # F = 16, scale 18: 10.1-10.5 against 10.8-11.2 ms; sums measured the same or slower); with
-            # the hub split every row of whole vectors does (copy_u_sum F = 64: 45 against 58 ms masked)
+            # an output row of exactly one vector: max/min read-modify-write it unmasked (faster for
+            # copy_u_max; sums measured the same or slower); with the hub split every row of whole
+            # vectors does (`python tools/compare_peers.py --family spmm`)
             full = ((reduce in ("max", "min") and chunks == 1 and bcast.B == _spmm_cpu.LANES)
                     or (split and bcast.B % _spmm_cpu.LANES == 0))
             # rows of one head and a few vectors: the chunk loop compiled unrolled (see blocked_edges)
@@ -625,16 +623,16 @@ def _operand(name, arr, target, g, on_device=False):
     return _feature(name, arr, rows, what, on_device)
 
 
-# Output rows up to this many bytes take the blocked SDDMM: wider ones move their output twice (u_add_v
-# F = 16: 136 vs 67 ms on the CSR; F = 4: 27 vs 36 ms).
+# Output rows up to this many bytes take the blocked SDDMM: wider ones move their output twice and are
+# slower than on the CSR (u_add_v at F = 16; at F = 4 the blocks still win).
 _SDDMM_BLOCKED_MAX_ROW_BYTES = 16
 
 
 def _sddmm_blocked(g, op, lhs_target, rhs_target, lhs_bytes, rhs_bytes, out_row_bytes):
     """Why the SDDMM runs over destination blocks, or None (the cost model's measured rule): operands from
     u and v only, a destination-side operand that outgrows the L2 cache, narrow output rows (``dot``'s one
-    value per head). Measured on the scale-18 Kronecker graph, 2 threads, float32 u_dot_v: F = 16 15.5 vs
-    43.6 ms on the CSR, F = 64 48 vs 76.5 ms."""
+    value per head). u_dot_v on the blocks is several times faster than on the CSR at F = 16 and still
+    faster at F = 64 (``python tools/compare_peers.py --family spmm``)."""
     targets = ([lhs_target] if op != "copy_rhs" else []) + ([rhs_target] if op != "copy_lhs" else [])
     if "e" in targets or "v" not in targets or out_row_bytes is None or out_row_bytes > _SDDMM_BLOCKED_MAX_ROW_BYTES:
         return None
@@ -800,9 +798,9 @@ def _plan_edge_softmax(g, backend, norm_by="dst"):
     graph whose edge ids follow another created format and whose average degree is at least
     EDGE_ORDER_CHUNKS, the edge-order kernel.
 
-    Measured on the scale-18 Kronecker graph (2 threads, H = 1), where edge ids follow the CSR and the
-    CSC reaches logits through a permutation: the row kernel 62-95 ms, the edge-order kernel 2-3x less
-    with each node's max, and 2.6x less again when all logits lie within its one-shift range.
+    On a graph whose edge ids follow the CSR, the CSC reaches the logits through a permutation, and the
+    edge-order kernel is several times faster than the row kernel, faster again when all logits lie
+    within its one-shift range (``python tools/compare_peers.py --family spmm``, the edge softmax rows).
     """
     g = _graph_of(g)  # a DynamicGraph runs as its snapshot
     fmt = "csc" if norm_by == "dst" else "csr"

@@ -61,11 +61,10 @@ def _as_searchable(g, algorithm: str):
     """A Graph, or a CPU DynamicGraph searched top-down on its packed arrays (``auto`` without a current
     snapshot); any other DynamicGraph case runs on its snapshot.
 
-    Measured (2 threads, uniform graphs, source 0): top-down over the packed arrays 10.7 ms against
-    16.1 ms for building the snapshot and its CSC plus a direction-optimizing search (1M edges on 2^17
-    nodes), 183 ms against 170 ms (10M edges on 2^20 nodes), and 0.8 ms against 36 ms when the source
-    reaches few vertices: without a snapshot the packed search is never much slower and often far
-    faster; with a current snapshot the direction-optimizing search wins."""
+    Without a snapshot the packed search is never much slower than building the snapshot and its CSC
+    for a direction-optimizing search, and far faster when the source reaches few vertices; with a
+    current snapshot the direction-optimizing search wins (measured by ``python tools/dynamic_bench.py
+    --figures packed``; figures in docs/performance.md)."""
     from .graph import DynamicGraph
 
     if isinstance(g, DynamicGraph):
@@ -296,10 +295,9 @@ def _hubs(g, in_indptr, in_indices, out_indptr):
     out-degree), built at the second search that steps bottom-up and cached with the graph; None before.
 
     A bottom-up vertex tries its hub before reading its row: in a power-law graph the hubs join the
-    frontier early, so most vertices find their parent without touching the in-edges (scale-20
-    Kronecker, direction-optimizing, 16 keys, 2 threads: 13.5-14.0 vs 16.3-16.7 ms a search). Building it
-    is one pass over the in-edges (58 ms there, about three searches), so a graph searched once does
-    not pay for it."""
+    frontier early, so most vertices find their parent without touching the in-edges (measured by
+    ``python tools/compare_peers.py --family bfs``). Building it is one pass over the in-edges, about
+    the cost of a few searches, so a graph searched once does not pay for it."""
     hubs = g._cache.get("bfs_hubs")
     if hubs is not None:
         return hubs
@@ -371,8 +369,8 @@ def _private_maps_size(words: int):
 def _private_maps(g, borrowed: dict, words: int):
     """One visited map per thread for :func:`top_down_step_private` (kept with the graph), or None when
     they would take more than :data:`PRIVATE_MAPS_MAX_BYTES`. A thread's map lives in its own cache, where
-    the shared map's lines travel between cores on every claim (scale-20 Kronecker, 2 threads, the 16
-    Graph500 keys in turn in one process: a top-down search 21.7 against 28.6 ms, medians)."""
+    the shared map's lines travel between cores on every claim (the asv benchmarks ``BFS`` and
+    ``TopDownSharedMap`` compare the two)."""
     workers, _, fits = _private_maps_size(words)
     if not fits:
         return None
@@ -405,8 +403,8 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
                             np.zeros((n + 63) // 64, dtype=np.uint64)])
     # frontiers are views into the queue buffers; `before` is the visited map as a top-down level found it
     queue_buf, spare_buf, front, next_front, visited, before = work
-    # results come from the recycled output maps: fresh pages cost 1.9 ms a search at scale 20, the
-    # pool 0.2 ms (graphkern._memory)
+    # results come from the recycled output maps: fresh pages cost page faults on every search, the
+    # pool does not (graphkern._memory)
     parents = _memory.empty(n, dtype)
     levels = _memory.empty(n, dtype)
     _bfs.init_search(parents, levels, visited, source)
@@ -433,8 +431,8 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
         if bottom_up:
             awake = frontier.size
             _bfs.queue_to_bitmap(frontier, front)
-            # a byte per vertex: measured faster here than GAP's bit map (7.9 vs 9.5 ms on the big level
-            # of a scale-20 search; the 1 MB map still fits the 1 MB L2 of these cores)
+            # a byte per vertex: faster than GAP's bit map on the big levels while the byte map still
+            # fits the L2 (`python tools/compare_peers.py --family bfs`)
             if spmsv:
                 pull = _bfs.spmsv_pull_step_sorted if _csc_rows_sorted(g) else _bfs.spmsv_pull_step
             else:

@@ -32,7 +32,7 @@ def _source(g):
 
 
 # Bottom-up and the pull SpMSV scan every unvisited vertex per level: O(n * depth) on the 10^5-vertex path
-# (~10 s each). They run on it once, in test_graph_cases_undirected, not again for each id type here.
+# (slow: seconds each). They run on it once, in test_graph_cases_undirected, not again for each id type here.
 DIRECTED_CASES = [(c, a) for c in sorted(CASES) if c not in ("bipartite", "empty") for a in ALGORITHMS
                   if not (c == "path_long" and a in ("bottom_up", "spmsv"))]
 

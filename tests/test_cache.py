@@ -2,8 +2,8 @@
 
 A kernel built by a factory is a closure; Numba keys its cache on the closure's cell contents, so a cell
 holding another compiled function (rather than a constant) changes the key in every process and the
-kernel compiles again each time, silently (it happened once: the blocked SpMM took 2.2 s per first call
-instead of 0.2). Here one script runs twice on a fresh cache directory, the second time with another
+kernel compiles again each time, silently, and every first call in a process pays seconds of compilation
+instead of a cache load. Here one script runs twice on a fresh cache directory, the second time with another
 thread count, and the second run must save nothing to the cache: everything it ran was loaded.
 """
 

@@ -9,11 +9,10 @@ and each peer in turn are called alternately (a round robin of two, per peer; fo
 and peer takes its turn with all its search keys in a row, as Graph500's kernel 2 runs them)
 ``--repeat`` times and the medians and ratios are printed as one table (ratio = peer time / graphkern
 time in the same pairing, so above 1 means graphkern is faster). Pairs, not one rotation of every
-peer: a peer's large temporaries or its spinning OpenMP threads slow whoever runs next (graphblas in
-the rotation took copy_u_sum at F = 16 from 11.0 to 12.5-12.7 ms and torch's ``csr @ X`` from 25.5 to
-31-34 ms). Peers that are
-not installed are skipped by name; ``--plot DIR`` saves one PNG per family (needs matplotlib). These
-machines are shared and noisy: the ratios measured side by side are the figures that count.
+peer: a peer's large temporaries or its spinning OpenMP threads slow whoever runs next (figures in
+docs/performance.md). Peers that are not installed are skipped by name; ``--plot DIR`` saves one PNG
+per family (needs matplotlib). These machines are shared and noisy: the ratios measured side by side are
+the figures that count.
 
     python tools/compare_peers.py                                   # every family, scale 18 / 20
     python tools/compare_peers.py --family spmm --features 16 64 --plot docs/img --json results.json
@@ -234,8 +233,8 @@ def spmm_family(g, features, repeat, peers) -> list[Result]:
                 return ex / s[t_dst]
 
             cases["edge_softmax (H=1)"][0]["torch scatter ops"] = torch_softmax
-            # the issue's yardstick for edge softmax: torch's csr @ X at F = 16 (its X made once, outside
-            # the timing: making it inside added 6 ms of random numbers to torch's time)
+            # the yardstick for edge softmax: torch's csr @ X at F = 16 (its X made once, outside the
+            # timing, so that drawing random numbers is not charged to torch)
             X16 = torch.from_numpy(rng.random((n, 16), dtype=np.float32))
             cases["edge_softmax (H=1)"][0]["torch csr@X (F=16 yardstick)"] = lambda: T_ones @ X16
         if gb is not None:
@@ -349,8 +348,8 @@ def bfs_family(scale, num_roots, repeat, peers) -> list[Result]:
                 gk.graph500.validate(g, r, res.parents, res.levels)
     # Each repeat runs every algorithm's searches back to back, as Graph500's kernel 2 does, with the
     # algorithms taking turns between repeats (drift hits them alike). Interleaving algorithms per root
-    # instead charges each search for the caches the previous algorithm's arrays evicted: top_down
-    # measured 37 ms a search interleaved with bottom_up against 29 ms in its own block.
+    # instead charges each search for the caches the previous algorithm's arrays evicted (top_down
+    # measured markedly slower interleaved with bottom_up than in its own block).
     times = {name: [] for name in funcs_per_root[0]}
     for _ in range(repeat):
         for name in times:

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The dynamic-graph figures: updates/s against batch size, deletions, snapshots, a small temporal graph step by step,
-IncrementalBFS against a fresh search, and the kernels on the packed arrays against a snapshot.
+"""The dynamic-graph figures: updates/s against batch size, deletions, snapshots, a small temporal graph
+step by step, IncrementalBFS against a fresh search, and the kernels on the packed arrays against a snapshot.
 
 Every figure is a median of ``--repeat`` runs in one process; SciPy's rebuild of the CSR and its
 transpose is the peer for a batch. ``--plot DIR`` draws updates/s against batch size (matplotlib).
 
-    python tools/dynamic_bench.py                       # the issue's sizes (minutes)
+    python tools/dynamic_bench.py                       # the default sizes (minutes)
     python tools/dynamic_bench.py --quick               # small sizes (seconds)
 """
 

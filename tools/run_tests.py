@@ -58,8 +58,8 @@ def _pytest(args, env=None, prefix=(), junit=None, cwd=TESTS):
     print("+", " ".join(str(c) for c in cmd), flush=True)
     env = dict(os.environ if env is None else env)
     # Two workers with Numba's OpenMP pools share the cores; idle OpenMP threads that spin keep the other
-    # worker's threads waiting at every parallel region (test_bfs on two workers: 129 s spinning, 78 s
-    # with passive waits, most of it the 10^5 one-level kernels of the long path).
+    # worker's threads waiting at every parallel region (test_bfs on two workers runs markedly faster with
+    # passive waits; most of its time is the 10^5 one-level kernels of the long path).
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return subprocess.call(cmd, env=env, cwd=cwd)
 

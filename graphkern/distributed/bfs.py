@@ -1,7 +1,7 @@
 """Distributed breadth-first search: 1-D (row blocks) and 2-D (Buluç-Madduri on a processor grid).
 
 Both are level-synchronous and follow out-edges. A vertex reached by several frontier vertices in one
-level takes the highest-labelled one as parent (the seed's select-max rule), so the result does not
+level takes the highest-labelled one as parent (the select-max rule of the linear-algebraic BFS), so the result does not
 depend on the number of ranks or on message order. Each returns this rank's piece of the parent and
 level arrays; :meth:`DistBFSResult.gather` assembles them for :func:`graphkern.graph500.validate`.
 """

@@ -40,7 +40,7 @@ def _exp32_finite(x, pow2):
 def _exp32(given, pow2):
     # Outside fastmath, so the NaN tests are kept: a NaN is replaced before the table index is formed (a
     # NaN index would read outside pow2) and given back at the end; beyond the clamps exp is 0 or inf.
-    # Written as selects, the loop still vectorises (12.5 vs 10.4 ms for 7.6M values; branches: 25 ms).
+    # Written as selects, the loop still vectorises (with branches it does not, and runs about half as fast).
     x = min(max(given, np.float32(-87.0)), np.float32(88.0))
     x = x if x == x else np.float32(0.0)
     r = _exp32_finite(x, pow2)

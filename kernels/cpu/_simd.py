@@ -3,10 +3,9 @@
 Why: a g-SpMM row reduction ``acc += x[u, 0:16]`` over the in-edges of a row is one 512-bit load and add
 per edge when the accumulator lives in a vector register. Numba gives no way to say that: it compiles with
 LLVM's SLP vectoriser switched off (numba#8705), so sixteen scalar accumulators stay sixteen ``vaddss``,
-and an accumulator row in memory puts a store-to-load round trip on every edge. Measured on the scale-18
-Kronecker graph, F = 16, float32, 2 threads: 26 ms with scalar register accumulators, 14.3 ms of it
-pure instruction cost (the same kernel on L1-resident rows); with one vector accumulator 18 ms, two
-alternating 16 ms (7.6 ms on L1-resident rows).
+and an accumulator row in memory puts a store-to-load round trip on every edge. With vector accumulators
+(two alternating) copy_u_sum at F = 16 runs markedly faster than with scalar ones (figures in
+docs/performance.md, section 'CPU: what the kernels' design choices are worth').
 
 Inside ``@njit`` code (every width ``W`` is a compile-time constant, every index the caller's to keep in
 range, exactly as for the arrays' own unchecked indexing):

@@ -15,7 +15,7 @@ the CSC (in-edges). Each level is one parallel kernel call driven from Python (a
 ``bottom_up_step``  vertex-parallel over the unvisited; each tries its hub (the in-neighbour of highest
                     out-degree, when the graph has that index) and then scans its in-neighbours, stopping
                     at the first one in the frontier (a byte map). Each vertex is written by one thread.
-``spmsv_*``         the seed's formulation: the next frontier is A^T x over (select-second, max) masked
+``spmsv_*``         the linear-algebraic form: the next frontier is A^T x over (select-second, max) masked
                     by the unvisited set, so each new vertex takes its highest-labelled frontier
                     neighbour as parent (deterministic). Push (sparse frontier, atomic max) or pull
                     (dense, masked) per level.
@@ -65,7 +65,7 @@ def queue_to_bitmap(frontier, bitmap):
 
 # Bottom-up and pull steps prefetch the start of the in-edge row this many vertices ahead: a row is read
 # only up to its first frontier hit, so consecutive rows are touched at their starts, a pattern the
-# hardware prefetcher does not follow (direction-optimizing search at scale 20: 16.3 vs 18.2 ms).
+# hardware prefetcher does not follow (measured by `python tools/compare_peers.py --family bfs`).
 ROW_AHEAD = 32
 
 
@@ -241,9 +241,9 @@ def init_search(parents, levels, visited, source):
 
 # Top-down steps prefetch the row offsets of the frontier vertex this many places ahead, and the row's
 # first line fewer places ahead (a frontier of many short rows is a chain of cache misses otherwise). A
-# level of 200-500K frontier vertices with 2-60 edges each needs the distance: scale-20 Kronecker, 2
-# threads, 16 Graph500 keys, a top-down search 19.2-19.7 ms at 96/32, 19.4-20.1 at 64/24, 21.3 at 48/16
-# and 22.4-22.9 ms at 16/4 (medians, processes alternated).
+# level of hundreds of thousands of frontier vertices with a few edges each needs the distance; shorter
+# distances measured slower (top-down rows of `python tools/compare_peers.py --family bfs`, figures in
+# docs/performance.md).
 FRONTIER_AHEAD = 96
 ROW_START_AHEAD = 32
 
@@ -278,24 +278,23 @@ def top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, co
     Why the buffer: a compare-and-swap waits until every earlier store of its core is done, and a
     ``parents[v]`` store right before it is a cache miss at a random line, so each claim waited for the
     last one's miss; buffered stores hit the cache, and the parents are written afterwards with no
-    locked instruction between them (scale-20 Kronecker, the two big levels: 22.6 and 8.4 ms with the
-    store in place, 18.4 and 5.8 ms with no parent written at all).
+    locked instruction between them.
 
     ``bounds`` splits the frontier into parts of about equal out-degree (hubs do not serialise a level).
     Each neighbour is first looked up in a bit map, sixteen at a time: a vector load of the neighbours,
     a gather of their words (``words``: a bit map viewed as the index dtype, so word ``v >> 5`` holds bit
     ``v & 31`` for int32 ids, ``v >> 6`` and ``v & 63`` for int64) and a bit test give the lanes that
-    may be unvisited, and only those are claimed one by one (scale-20 Kronecker, the big level, 19.8M
-    edges: 30 vs 57 ms with a scalar test per edge). ``words`` is ``visited`` itself, or the map as it
+    may be unvisited, and only those are claimed one by one (about twice as fast as a scalar test per
+    edge on the big level). ``words`` is ``visited`` itself, or the map as it
     was before the level (the caller's choice per level): on a level that reaches most of what remains
     (few claims, many edges) a gather from a map nobody writes does not lose its cache lines to the
-    other core's claims (scale 20, 19.3M edges and 115K claims: 10.4 against 13.5 ms), while on a level
-    of many claims the stale map lets every repeat through to a scalar check (11.9M edges and 516K
-    claims: 24.6 against 12.3 ms).
+    other core's claims, while on a level of many claims the stale map lets every repeat through to a
+    scalar check, and the live map is faster.
 
     Against claiming by a CAS on the parent and marking a byte map of the next frontier (the parent,
     level, byte and degree are four cache misses a claim, and the lock of the CAS waits on them), the
-    two big levels took 12.8 and 14.1 ms including the frontier, against 18.4 and 17.3."""
+    big levels run faster, the frontier included. Measured by ``python tools/compare_peers.py --family
+    bfs`` and the asv benchmark ``TopDownSharedMap`` (figures in docs/performance.md)."""
     one64 = np.uint64(1)
     bits = 5 if indices.itemsize == 4 else 6
     shift = vint(indices, bits, 16)
@@ -345,10 +344,9 @@ def top_down_step_private(indptr, indices, frontier, bounds, visited, maps, map_
 
     Why: on the shared map the two cores' claims and gathers keep taking each other's cache lines, and
     every claim is a locked compare-and-swap. Here a worker only sees its own claims, so a vertex found
-    by several workers in one level is claimed by each (1.6x the claims at scale 20, 2 workers) and its
-    parent is whichever store lands last: any frontier neighbour is a valid parent, and the level is
-    the same. Scale-20 Kronecker, 2 threads, the two big levels: 11.7 and 4.4 ms against 19.4 and
-    7.2 ms for the shared map with claim buffers.
+    by several workers in one level is claimed by each and its parent is whichever store lands last:
+    any frontier neighbour is a valid parent, and the level is the same. The big levels run markedly
+    faster than on the shared map with claim buffers (figures in docs/performance.md).
 
     The worker's map is indexed by the ``prange`` index, never by a thread id, so two workers that
     share a thread still write different rows. ``maps`` is uint64 words; the gathers read the same

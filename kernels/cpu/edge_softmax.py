@@ -93,7 +93,7 @@ def _combine_max(part_max, row_max):
 @njit(parallel=True, cache=True)
 def _exp_minus_row_max(keys, logits, row_max, out, pow2):
     """``out[e] = exp(logits[e] - row_max[keys[e]])``; the sums are :func:`_partial_sum`'s (apart, the two
-    passes beat one fused pass: 99 vs 117 ms at scale 18, H = 1)."""
+    passes measured faster than one fused pass, ``python tools/compare_peers.py --family spmm``)."""
     E, H = logits.shape
     for e in prange(E):
         k = keys[e]
@@ -187,9 +187,9 @@ def _exp_shifted_partial_sum32(keys, bounds, flat, shift, low, high, out, part_s
     ``c`` zeroes its row of ``part_sum`` (2-D, ``(chunks, num_nodes)``: a ``ravel`` of a 3-D chunk in
     the loop stopped LLVM vectorising it), then, 128 edges at a time, writes their exponentials and
     adds them, still in L1, to its partials. The exp and the sums apart read and write the E-sized
-    arrays once more (scale-18 Kronecker, 2 threads, edge softmax: 14.4-15.2 against 13.4-13.7 ms with
-    tiles of 1,024). Small tiles let the core overlap one tile's exp with the last one's scattered adds:
-    1,024 edges 13.3 ms, 512 12.7, 256 12.5-12.6, 128 12.2-12.3, 64 11.8-12.3, 32 13.0."""
+    arrays once more. Small tiles (``tile`` below) let the core overlap one tile's exp with the last
+    one's scattered adds; tiles of 64 to 128 edges measured best (the edge softmax rows of ``python
+    tools/compare_peers.py --family spmm``; figures in docs/performance.md)."""
     tile = 128
     outside = 0
     for c in prange(bounds.size - 1):
@@ -210,7 +210,7 @@ def _exp_shifted_partial_sum32(keys, bounds, flat, shift, low, high, out, part_s
 @njit(parallel=True, cache=True)
 def _count_within(values, low, high):
     """How many of ``values`` lie in ``[low, high]`` (NaN does not). A pass of its own: counted inside
-    :func:`_exp_shifted`'s loop, the exp no longer vectorised (6.6-7.7 against 3.3 + 0.5 ms)."""
+    :func:`_exp_shifted`'s loop, the exp no longer vectorised."""
     count = 0
     for i in prange(values.size):
         value = values[i]
@@ -221,9 +221,9 @@ def _count_within(values, low, high):
 @njit(parallel=True, cache=True)
 def _partial_sum(keys, bounds, values, part_sum):
     """``part_sum[c, keys[e]] += values[e]`` over chunk ``c``'s edges. One head: flat arrays, no prefetch
-    (scale 18: 4.8 against 9.2 ms with the per-head loop and a prefetch per edge; the 1 MB of partials
-    stays in L2). Several heads: the per-node row a few edges ahead is prefetched, as the streamed keys and
-    values push the partials out of L2 (25 vs 19 ms at scale 18)."""
+    (the per-head loop and a prefetch per edge cost more than they save while the partials stay in L2).
+    Several heads: the per-node row a few edges ahead is prefetched, as the streamed keys and values push
+    the partials out of L2."""
     H = values.shape[1]
     if H == 1:
         flat_values = values.ravel()
@@ -257,7 +257,7 @@ ONE_SHIFT_RANGE = {np.dtype(np.float32): 80.0, np.dtype(np.float64): 700.0}
 # The shift is first the largest of a strided sample of the logits, and the exponentials are accepted
 # when every one lies in [exp(-ONE_SHIFT_RANGE), exp(SAMPLE_HEADROOM)] (the logits that beat the sample's
 # largest by up to this much): the same guarantee as above, checked in the exp pass itself, instead of
-# a min/max pass over the logits before it (2.1 ms of 14 at scale 18).
+# a min/max pass over the logits before it (a sizeable share of the whole softmax).
 SHIFT_SAMPLE = 4096
 SAMPLE_HEADROOM = 8.0
 
@@ -271,15 +271,13 @@ def edge_softmax_edge_order(keys, num_nodes, logits, out):
     logits lie close enough together one shift serves every row: the largest of a sample of the logits,
     a streamed exp, a streamed count that every exponential lies in a safe range (else the largest logit
     is the shift, if the range allows, else the per-node max), per-node sums, the division. That skips
-    the per-node max, whose random read-modify-writes cost about as much as the sums (measured on the
-    scale-18 Kronecker graph, 2 threads, H = 1: per-node max 23 ms, exp with the per-node max gathered
-    and sums in one pass 98 ms, against 4-5 + 10-14 + 26-29 ms for range, exp and sums apart). Wider
-    ranges, infinities and NaNs take the per-node max (passes: max, exp, sums, division). Measured against
-    an online-softmax single pass (max and sum together), separate passes were faster (61 vs 72 ms on
-    the same graph). float32 takes the exp in explicit 512-bit vectors with the range test in the same
-    loop, and one head takes the per-node sums in that pass too (:func:`_exp_shifted_partial_sum32`;
-    scale 18, 2 threads, alternated with torch: 12.2-12.3 ms against 20.5-21 ms for the passes apart
-    with the compiler's vectorised exp).
+    the per-node max, whose random read-modify-writes cost about as much as the sums. Wider ranges,
+    infinities and NaNs take the per-node max (passes: max, exp, sums, division); separate passes
+    measured faster than an online-softmax single pass (max and sum together). float32 takes the exp in
+    explicit 512-bit vectors with the range test in the same loop, and one head takes the per-node sums
+    in that pass too (:func:`_exp_shifted_partial_sum32`), faster than the passes apart with the
+    compiler's vectorised exp. Measured by the edge softmax rows of ``python tools/compare_peers.py
+    --family spmm`` (figures in docs/performance.md).
     """
     E, H = logits.shape
     chunks = EDGE_ORDER_CHUNKS if E >= EDGE_ORDER_CHUNKS * 1024 else 1
@@ -318,7 +316,7 @@ def edge_softmax_edge_order(keys, num_nodes, logits, out):
                 break
             # the sample missed the largest logits, or the range is too wide for this shift: NumPy's min
             # and max are SIMD reductions that propagate NaN, so an infinity or a NaN anywhere makes one
-            # of them non-finite (2.3 ms for 7.6M float32 where a compiled scalar pass took 9.7 ms)
+            # of them non-finite (several times faster than a compiled scalar pass)
             lowest, highest = float(flat.min()), float(flat.max())
             if not (np.isfinite(lowest) and np.isfinite(highest)) or highest - lowest > ONE_SHIFT_RANGE[dtype]:
                 break

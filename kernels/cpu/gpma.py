@@ -112,8 +112,8 @@ def locate(keys, row_off, leaf_size, key):
 
 # Keys ahead whose row offsets are prefetched (their first leaf half as far ahead, once the offsets are
 # in): a lookup is three dependent cache misses on a big array (row_off, the leaf search, the leaf), and
-# without prefetching they do not overlap across keys. Measured on 10^4 random keys into 10M edges (2
-# threads): classify 1.90 -> 0.87 ms.
+# without prefetching they do not overlap across keys; with it, classifying a batch takes about half the
+# time (`python tools/dynamic_bench.py --figures apply`).
 LOCATE_AHEAD = 16
 
 
@@ -156,7 +156,7 @@ def delete_batch(keys, eids, leaf_size, row_off, del_keys, freed, deleted):
 def add_degrees(edge_keys, out_deg, in_deg, delta):
     """``out_deg[src] += delta`` and ``in_deg[dst] += delta`` for each ``src << 32 | dst`` key, serially
     (random increments would race), with the counters of the key 16 on prefetched: two misses a key on
-    a big graph, overlapped (10^4 keys into 10^6 nodes: 0.15 ms, np.add.at on both arrays 0.20 ms)."""
+    a big graph, overlapped (faster than ``np.add.at`` on both arrays)."""
     outs = out_deg.reshape((out_deg.size, 1))
     ins = in_deg.reshape((in_deg.size, 1))
     m = edge_keys.size
@@ -218,7 +218,7 @@ def count_effective_inserts(eids, slot_of):
 def split_inserts(eids, slot_of, leaf_of, keys, ids, effective_keys, pending_keys, pending_ids, pending_leaves):
     """Give the effective keys their ids (``ids``, in key order), revive tombstones in place, and collect
     the new keys with their ids and leaves for :func:`rebalance_level`; returns how many are new. One
-    pass in place of half a dozen NumPy masks (10^6 keys: ~2 ms instead of ~13)."""
+    pass in place of half a dozen NumPy masks, several times faster."""
     e = 0
     new = 0
     for i in range(slot_of.size):
@@ -419,16 +419,17 @@ def merge_sorted(a_keys, a_eids, na, b_keys, b_eids, out_keys, out_eids):
 
 # ------------------------------------------------------------------ big batches: one merge into a fresh layout
 # A batch that lands in most leaves (10^6 keys into 10^6 leaves touches 63% of them) costs a random
-# search and an in-place merge per key, ~100 ns each; the whole array streams at ~2.5 ns a slot. So a
+# search and an in-place merge per key, far dearer than streaming a slot of the whole array. So a
 # batch past a few percent of the capacity is merged with the array into a fresh layout in two parallel
 # passes over chunks of leaves (count, then write), which also drops every tombstone.
 #
 # Both passes work a leaf at a time on 8-lane vectors (kernels/cpu/_simd.py) rather than a slot at a
 # time: a slot-by-slot merge mispredicts a branch at every leaf end, tombstone, wall and batch key (four
-# to five million a batch of 10^6 into 10M edges) and took 47 ms where a plain copy of the arrays takes
-# 18. The write pass packs each old leaf's live elements into a small staging buffer (one compress-store
-# per vector), places its batch keys there by rank, and writes every new leaf whole from the buffer.
-# Measured on that batch (16.7M slots, 2 threads): count 17.4 -> 9.3 ms, write 47 -> 23 ms.
+# to five million a batch of 10^6 into 10M edges), far from the cost of a plain copy of the arrays. The
+# write pass packs each old leaf's live elements into a small staging buffer (one compress-store per
+# vector), places its batch keys there by rank, and writes every new leaf whole from the buffer; both
+# passes take about half the time of the slot-by-slot versions (`python tools/dynamic_bench.py
+# --figures apply`; figures in docs/performance.md, section 'CPU: dynamic graph').
 
 LANES = lanes(np.int64)
 # slots ahead (2 KB of keys) to prefetch the old arrays, and the new arrays for writing
@@ -622,7 +623,8 @@ def merge_write(keys, eids, leaf_size, chunk_leaves, batch, batch_bounds, out_fi
     origin = S
     chunks = chunk_leaves.size - 1
     # per chunk: left over (< S) + one old leaf + the keys placed between writes, from origin, and a
-    # vector spare (one allocation: at the seed's scale a merge has 256 chunks of a few leaves each)
+    # vector spare (one allocation: on a graph of about 56K edges a merge has 256 chunks of a few
+    # leaves each)
     stages_k = np.empty((chunks, origin + S + S_old + INSERTS_PER_FLUSH + LANES), dtype=np.int64)
     stages_e = np.empty_like(stages_k)
     for c in prange(chunks):
@@ -694,8 +696,8 @@ def forward_csr(keys, eids, row_off, indptr, indices, out_eids):
         end = indptr[r + 1]
         # branch-free: every slot is written at the row's next position, which advances only for a live
         # edge (walls, gaps and tombstones are overwritten by the next one); the row stops once full, so
-        # nothing is written past it. Live and dead slots alternate unpredictably: the branchy loop took
-        # 188 us for a 56K-edge seed-scale snapshot, this one 96 us.
+        # nothing is written past it. Live and dead slots alternate unpredictably, so the branchy loop
+        # took about twice as long (`python tools/dynamic_bench.py --figures seed`).
         for s in range(row_off[r], row_off[r + 1]):
             if pos == end:
                 break
@@ -734,8 +736,7 @@ def edge_keys_side(src, dst, pivot, above, out):
     ``pivot`` (``above`` False) or not below it (``above`` True), in input order, to the front of ``out``
     (the thread's own array, as long as the batch); returns how many. Serial and without the GIL: each
     of the two Python threads that sort the sides runs one, and no OpenMP region runs just before the
-    sorts (its worker would spin on a core they need: the two sorts of 10^6 keys took 5.3 ms after a
-    parallel split, 2.9 ms with the workers asleep)."""
+    sorts (its worker would spin on a core they need, and the sorts measured almost twice as slow)."""
     n = 0
     for i in range(src.size):
         key = (src[i] << np.int64(32)) | dst[i]

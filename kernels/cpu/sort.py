@@ -137,7 +137,7 @@ def _chunk_offsets(counts, indptr):
 
 # --- scratch memory ----------------------------------------------------------------------------------
 # The two-pass sort needs two scratch arrays as large as the input. Fresh multi-megabyte arrays cost a
-# page fault per page on first touch (measured here: ~0.6 ms per MB, a third of a 16M-edge transpose), so
+# page fault per page on first touch (a large share of a big transpose; `graphkern bench`), so
 # the sort keeps one scratch block per thread of control and reuses it. Only blocks up to
 # _SCRATCH_KEEP_BYTES are kept; release_scratch() frees them.
 _SCRATCH_KEEP_BYTES = 1 << 30
@@ -212,11 +212,11 @@ def _scatter_rows(indptr, indices, eids, has_eids, bounds, heads, out_vals, out_
 
 @njit(parallel=True, cache=True)
 def _scatter_rows_packed(indptr, indices, eids, has_eids, bounds, heads, tails, last_backward, pairs):
-    """:func:`_scatter_rows` writing ``row << 32 | eid`` as one int64 per element: a random write misses
-    cache once instead of twice (measured 6.3 -> 4.6 ms on a 1M-edge transpose; the unpacking pass is
-    sequential, 0.15 ms). With ``last_backward`` the last part needs no histogram: it walks its rows and
-    slots from the end and fills each key's run from the end (``tails`` are the runs' ends), meeting the
-    forward parts exactly because the key counts are known; the order within a run stays the input's."""
+    """:func:`_scatter_rows` writing ``row << 32 | eid`` as one int64 per element: a random write misses cache
+    once instead of twice (the unpacking pass is sequential and cheap). With ``last_backward`` the last part
+    needs no histogram: it walks its rows and slots from the end and fills each key's run from the end
+    (``tails`` are the runs' ends), meeting the forward parts exactly because the key counts are known; the
+    order within a run stays the input's."""
     parts = bounds.size - 1
     for t in prange(parts):
         if last_backward and t == parts - 1:
@@ -290,7 +290,8 @@ def _transpose_packed(indptr, indices, eids, num_keys, key_counts, idx_dtype):
 # Sorts of many elements into many keys go through two passes (most-significant bits first): a stable
 # scatter into about 2**_BUCKET_BITS buckets of consecutive keys, whose write heads stay in cache, then a
 # sort inside each bucket, whose output region (one bucket's slots) fits in L2. One direct pass into 10**6
-# keys misses cache on nearly every write: on a 16M-edge transpose the two passes measured ~2x faster.
+# keys misses cache on nearly every write, so the two passes are faster (`graphkern bench`, the
+# conversions and the bare count sort).
 _BUCKETED_MIN_ELEMENTS = 1 << 20
 _BUCKETED_MIN_KEYS = 1 << 17
 _BUCKET_BITS = 10

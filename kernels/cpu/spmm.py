@@ -40,8 +40,8 @@ from ._simd import vfull, vgt, vint, vload, vlt, vmask, vmax, vmin, vselect, vsp
 # Lanes of every SpMM vector: one cache line of float32 (two of float64), one AVX-512 register per 32 bits.
 LANES = 16
 # Vector chunks a CSC row walk reduces at once when the output row needs more than one: four
-# accumulators hide the add latency and the row's lines arrive together (one walk of F = 64 float32
-# took 43-45 ms on the scale-18 Kronecker graph against 65-69 ms for four walks of one chunk).
+# accumulators hide the add latency and the row's lines arrive together (one walk of a 64-wide float32
+# row is clearly faster than four walks of one chunk; `python tools/compare_peers.py --family spmm`).
 GROUP = 4
 GROUP_LANES = GROUP * LANES
 
@@ -513,14 +513,12 @@ def blocked_edges(OP, USE_X, USE_W, LB, RB, GENERAL, IS_SUM, IS_MAX, FULL, WIDE,
     module-level functions rather than closures, since a closure over another compiled function gives
     the kernel a cache key that changes every process (Numba would compile it again each time).
 
-    The chunks of a row step by ``(a, b0)``: chunk_of's division per chunk and edge cost 2x at F = 64.
-    Rows of one head and a few vectors (``ROW_CHUNKS``, a compile-time count) run the chunks unrolled:
-    a run-time chunk loop took 42-50 ms at F = 64 (hub split, scale 18) against 36-38 ms unrolled.
-    Whether ``w`` is read through the ids is a constant too: as a run-time flag LLVM kept its branch in
-    the edge loop, with registers spilled around it (u_mul_e_sum, w (E, 1), F = 16, scale 18: kernel
-    16.3 against 13.3 ms). The edge arrays are indexed unsigned: a signed index gets a negative-index
-    fix-up per load (u_mul_e_sum as above, kernel 12.0-12.7 against 12.5-12.7 ms; through the ids 17.3-19.4
-    against 21.7 ms).
+    The chunks of a row step by ``(a, b0)``: a division per chunk and edge (chunk_of) was markedly
+    slower. Rows of one head and a few vectors (``ROW_CHUNKS``, a compile-time count) run the chunks
+    unrolled, faster than a run-time chunk loop. Whether ``w`` is read through the ids is a constant too:
+    as a run-time flag LLVM kept its branch in the edge loop, with registers spilled around it. The edge
+    arrays are indexed unsigned: a signed index gets a negative-index fix-up per load. Each of these
+    measured by ``python tools/compare_peers.py --family spmm`` (figures in docs/performance.md).
     (At most 30 arguments: past that CPython passes them as ``*args``, which Numba cannot inline.)
     """
     if GENERAL:
@@ -586,9 +584,9 @@ def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full:
     the L2 cache every gather waits on the L3. Here a block's output rows are sized to stay in the L2
     while its edges walk ``x`` in ascending source order, which the hardware prefetchers stream, and edge
     rows whose ids follow the source order stream too. Each edge adds into its output row in the cache
-    instead of into a register. Measured on the scale-18 Kronecker graph, F = 16, float32, 2 threads:
-    11.1 ms against 18.2-18.6 ms for the CSC kernel; at F = 64 both take about 50 ms, because ``x`` is
-    then re-read for 4x more blocks.
+    instead of into a register. At F = 16 this is clearly faster than the CSC kernel; at F = 64 without
+    hubs the two are about even, because ``x`` is then re-read for 4x more blocks (``python
+    tools/compare_peers.py --family spmm``).
 
     Every output row still reduces its edges in source order from the reducer's start value; when the
     CSC's rows are in source order too (:func:`.sort.rows_are_sorted`), sums, means, max/min and their arg
@@ -598,12 +596,10 @@ def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full:
     With hubs, a row reduces its hub edges first (in source order), then the rest (in source order): a
     sum is deterministic run to run, but not in the CSC kernel's order, so equal to it within rounding
     only; a max or min is the CSC's value (NaN never wins either way), except that of two zeros the
-    other sign may come first. Measured through ``spmm`` on the scale-18 Kronecker graph, float32, 2
-    threads, with the hubs' rows in a quarter of the L2 (2,048 hubs holding 38% of the edges at F = 64),
-    against the CSC kernel: copy_u_sum F = 32 20.4 against 31.7 ms, F = 64 36-45 against 48-54 ms,
-    F = 128 104 against 117 ms, F = 256 228 against 261 ms; copy_u_max F = 32 21 against 37 ms, F = 64
-    41 against 55 ms; u_mul_e_sum with w (E, 1) F = 32 39 against 56 ms, F = 64 62 against 72 ms. At
-    F = 16 the blocks alone are as fast (:func:`graphkern.sparse._hub_split`).
+    other sign may come first. With the hubs' rows in a quarter of the L2 this beats the CSC kernel from
+    F = 32 to 256 for copy_u_sum, copy_u_max and u_mul_e_sum with w (E, 1); at F = 16 the blocks alone
+    are as fast (:func:`graphkern.sparse._hub_split`; ``python tools/compare_peers.py --family spmm
+    --features 32 64 128 256``, figures in docs/performance.md).
     """
     if hubs and (op == "copy_rhs" or pattern[-1]):
         raise ValueError("the hub split runs ops that read x, without offset tables; "

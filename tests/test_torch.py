@@ -33,7 +33,7 @@ def _rand(*shape, seed):
 SPMM_SHAPES = [((3,), (3,)), ((3,), (1,)), ((2, 3), (2, 1)), ((1,), (3,)), ((), ())]
 # Every op with every reducer on equal shapes; every other broadcast pattern with every binary op and every
 # reducer once (the backward's broadcast reduction is the same code for all of them), and the copy ops on
-# 1-D features. (The full product compiled ~100 kernels for a cold cache: 2 minutes of the suite.)
+# 1-D features. (The full product compiled about a hundred kernels for a cold cache, minutes of the suite.)
 SPMM_GRAD_CASES = (
     [(op, reduce, SPMM_SHAPES[0]) for op in ("add", "sub", "mul", "div", "copy_lhs", "copy_rhs")
      for reduce in ("sum", "max", "min", "mean")]

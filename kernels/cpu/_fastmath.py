@@ -66,7 +66,7 @@ def vexp32_finite(x, like):
     constants' dtype): the algorithm of ``fast_exp`` on whole 512-bit vectors, ``2 ** n`` built in the
     exponent field instead of gathered from a table. Outside that range the lanes are meaningless;
     the caller clamps or rejects them. LLVM vectorises the scalar ``fast_exp`` at 256 bits with a
-    gather per vector: 0.47 ns per value, 2 threads, in cache (this one: see the edge softmax)."""
+    gather per vector, about half as fast (figures in docs/performance.md)."""
     W = 16
     n = vfloor(x * vfull(like, 1.4426950408889634, W) + vfull(like, 0.5, W))
     f = x - n * vfull(like, 0.693145751953125, W) - n * vfull(like, 1.428606765330187e-06, W)

@@ -153,8 +153,8 @@ def exp_span32(flat, out, start, stop, shift, low, high):
     The range test rides in the same loop as compare masks, and the exponentials of lanes outside it
     are not used (the caller starts over), so inputs outside ``[-87, 87]``, where
     :func:`vexp32_finite` is not valid, are only clamped: none of the NaN-keeping selects of
-    ``fast_exp``. LLVM vectorised ``fast_exp`` at 256 bits with a table gather: 0.51-0.62 ns a value on
-    2 threads, against 0.24-0.26 ns here (the same values, bit for bit)."""
+    ``fast_exp``. LLVM vectorised ``fast_exp`` at 256 bits with a table gather, about half as fast as
+    this loop (the same values, bit for bit; figures in docs/performance.md)."""
     W = 16
     shift_v = vfull(flat, shift, W)
     low_v = vfull(flat, low, W)

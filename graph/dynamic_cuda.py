@@ -52,16 +52,18 @@ def _scan(flags):
     return ranks, int(ranks[flags.size:].copy_to_host()[0])
 
 
-# windows of at most this many slots are merged by blocks of one warp; wider ones by blocks of
-# launch.BLOCK threads (tuned by `python3 tools/gpu_check.py`, rows "gpma ...")
+# windows of at most this many slots are merged by blocks of one warp (most of a block of launch.BLOCK
+# threads would idle on a leaf or two); wider ones by blocks of launch.BLOCK threads. Not tuned yet:
+# `python3 tools/gpu_check.py`, rows "gpma ...", measures it.
 SMALL_WINDOW = 512
 
 _WARMED = False
 
 
 def _warm_up():
-    """Compile every kernel of a batch once per process: a tiny graph takes an in-place insertion that
-    climbs levels, deletions, a revival, a compaction, a root overflow and a snapshot."""
+    """Compile every kernel of a batch once per process: a tiny graph takes in-place insertions that
+    climb three levels, deletions, root overflows (a rebuild runs the kernels of a compaction) and a
+    snapshot with its edge list. Snapshots that need 64-bit ids compile their own specialisation later."""
     global _WARMED
     if _WARMED:
         return

@@ -200,6 +200,7 @@ def rebalance_level(keys, eids, leaf_size, level, upper, windows, new_keys, new_
 
     Any block size up to ``BLOCK`` threads works (the shared totals are sized by it)."""
     totals = cuda.shared.array(BLOCK, int64)
+    occupied_of = cuda.shared.array(1, int64)  # the window's element count (tombstones included)
     tid = cuda.threadIdx.x
     nt = cuda.blockDim.x
     num_groups = group_ranks[num_pending]
@@ -218,8 +219,7 @@ def rebalance_level(keys, eids, leaf_size, level, upper, windows, new_keys, new_
         for leaf in range(c0, c1):
             leaf_rank[leaf] = acc
             acc += _leaf_count(keys, leaf * leaf_size, leaf_size)
-        if tid < BLOCK:
-            totals[tid] = acc
+        totals[tid] = acc
         cuda.syncthreads()
         if tid == 0:
             run = 0
@@ -227,9 +227,9 @@ def rebalance_level(keys, eids, leaf_size, level, upper, windows, new_keys, new_
                 c = totals[t]
                 totals[t] = run
                 run += c
-            done[g] = run  # the window's element count, until the verdict below
+            occupied_of[0] = run
         cuda.syncthreads()
-        occupied = done[g]
+        occupied = occupied_of[0]
         fits = occupied + hi - lo <= upper
         if fits:
             base = totals[tid] if tid < active else 0
@@ -273,10 +273,9 @@ def rebalance_level(keys, eids, leaf_size, level, upper, windows, new_keys, new_
             for t in range(tid, width, nt):
                 _fill_slot(scratch_keys, scratch_eids, start, occupied + m, keys, eids, start, t, leaves,
                            leaf_size, row_off)
-        cuda.syncthreads()  # every thread has read done[g] and the totals before they change
         if tid == 0:
             done[g] = 1 if fits else 0
-        cuda.syncthreads()
+        cuda.syncthreads()  # the shared totals and count are free for the next window
 
 
 @cuda.jit

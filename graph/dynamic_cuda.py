@@ -3,10 +3,11 @@
 The same layout, rules and results as the CPU class (graphkern.graph.dynamic): walls, density bounds,
 tombstones, rebuilds, ids reused last-freed first in key order. Every per-edge step is a kernel of
 :mod:`graphkern.kernels.cuda.gpma`; the host sees only counts (how many keys are distinct, effective,
-new, and still pending after each level of the insertion's climb) and never loops over windows: a
-level is a fixed handful of launches whatever the number of windows, and each window is merged by a
-block of threads. Batches may be host arrays (checked on the host, copied once) or device arrays
-(checked on the device).
+new, and still pending after each level of the insertion's climb, and at wide levels how many
+windows) and never loops over windows: a level is a fixed handful of launches whatever the number of
+windows. Narrow windows are merged by a block each; windows wider than ``WIDE_WINDOW`` slots (few, and
+often one: a hub's inserts) by grid-wide kernels over all their leaves and slots. Batches may be host
+arrays (checked on the host, copied once) or device arrays (checked on the device).
 
 Kernels compile on first use. An insertion that fits in place runs kernels that a bulk load (which
 goes straight to a rebuild) never needs, so the first graph of a process runs a few tiny batches on a
@@ -57,13 +58,19 @@ def _scan(flags):
 # `python3 tools/gpu_check.py`, rows "gpma ...", measures it.
 SMALL_WINDOW = 512
 
+# windows wider than this many slots are merged by grid-wide kernels (every thread of the GPU on the
+# few wide windows a level has, a hub's inserts say) rather than by a block each. Not tuned yet:
+# `python3 tools/gpu_check.py`, rows "gpma ...", measures it.
+WIDE_WINDOW = 4096
+
 _WARMED = False
 
 
 def _warm_up():
     """Compile every kernel of a batch once per process: a tiny graph takes in-place insertions that
-    climb three levels, deletions, root overflows (a rebuild runs the kernels of a compaction) and a
-    snapshot with its edge list. Snapshots that need 64-bit ids compile their own specialisation later."""
+    climb two levels (by blocks) or stay in their leaf (by the grid-wide kernels), deletions, root
+    overflows (a rebuild runs the kernels of a compaction) and a snapshot with its edge list. Snapshots
+    that need 64-bit ids compile their own specialisation later."""
     global _WARMED
     if _WARMED:
         return
@@ -76,6 +83,12 @@ def _warm_up():
     dg.apply(insert=(src, (src + 1) % 8), delete=(src, src))
     dg.snapshot()
     dg.edges()
+    global WIDE_WINDOW
+    wide, WIDE_WINDOW = WIDE_WINDOW, 0  # an in-place insertion by the grid-wide kernels
+    try:
+        dg.apply(insert=(np.array([5, 6]), np.array([2, 3])))
+    finally:
+        WIDE_WINDOW = wide
 
 
 class CudaDynamicGraph(DynamicGraph):
@@ -268,10 +281,14 @@ class CudaDynamicGraph(DynamicGraph):
             starts = _cuda.empty(k, np.int64)
             K.group_starts[_grid(k)](flags, ranks, starts)
             done = _cuda.empty(k, np.int64)
-            block = WARP if self._leaf << level <= SMALL_WINDOW else BLOCK
-            K.rebalance_level[_blocks(k, block)](self._keys, self._eids, self._leaf, level, int(self._upper[level]),
-                                                 windows, keys, ids, starts, ranks, k, self._row_off, done,
-                                                 leaf_rank, scratch_k, scratch_e)
+            width = self._leaf << level
+            if width > WIDE_WINDOW:
+                self._merge_wide(level, windows, keys, ids, flags, ranks, starts, done)
+            else:
+                block = WARP if width <= SMALL_WINDOW else BLOCK
+                K.rebalance_level[_blocks(k, block)](self._keys, self._eids, self._leaf, level,
+                                                     int(self._upper[level]), windows, keys, ids, starts, ranks, k,
+                                                     self._row_off, done, leaf_rank, scratch_k, scratch_e)
             keep = _cuda.empty(k, np.int64)
             K.keep_pending[_grid(k)](flags, ranks, done, keep)
             keep_ranks, left = _scan(keep)
@@ -282,6 +299,27 @@ class CudaDynamicGraph(DynamicGraph):
                 K.compact3[_grid(k)](keep, keep_ranks, keys, ids, windows, next_keys, next_ids, next_windows, 1)
             keys, ids, windows = next_keys, next_ids, next_windows
             level += 1
+
+    def _merge_wide(self, level, windows, keys, ids, flags, ranks, starts, done):
+        """A level of wide windows: grid-wide kernels over every (window, leaf) and (window, slot) pair
+        instead of a block per window (the host waits for the number of windows)."""
+        from ..kernels.cuda import gpma as K
+
+        k = keys.size
+        groups = int(ranks[k:].copy_to_host()[0])
+        pairs = groups << level
+        width = self._leaf << level
+        scratch_k, scratch_e, _ = self._scratch
+        counts = _cuda.empty(pairs, np.int64)
+        K.wide_leaf_counts[_grid(pairs)](self._keys, self._leaf, level, windows, starts, groups, counts)
+        pre = _scan_on_device(counts)
+        K.wide_verdicts[_grid(groups)](level, int(self._upper[level]), starts, groups, k, pre, done)
+        K.wide_merge_elements[_grid(groups * width)](self._keys, self._eids, self._leaf, level, windows, keys,
+                                                     starts, groups, k, pre, done, scratch_k, scratch_e)
+        K.wide_merge_new[_grid(k)](self._keys, self._leaf, level, windows, keys, ids, flags, ranks, starts, pre,
+                                   done, scratch_k, scratch_e)
+        K.wide_spread[_grid(groups * width)](self._keys, self._eids, self._leaf, level, windows, starts, groups, k,
+                                             pre, done, scratch_k, scratch_e, self._row_off)
 
     def _compact(self):
         self._rebuild(*self._live_elements())

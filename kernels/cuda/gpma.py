@@ -10,8 +10,10 @@ a scan and a compaction, all on the device); one block per window counts the win
 leaf (a block-wide scan gives every leaf its first rank), checks the level's density bound, and, when
 the window takes its keys, merges them by rank -- an element's place in the merged window is its rank
 in its own sorted list plus its rank (a binary search) in the other -- into the window's stretch of a
-scratch array as wide as the tree, then spreads the result back, one thread per slot. Groups that do
-not fit go up a level. A rebuild lays every element out afresh with one thread per slot.
+scratch array as wide as the tree, then spreads the result back, one thread per slot. Wide windows
+(few, often a single hub's) run the same steps as grid-wide kernels over every (window, leaf) and
+(window, slot) pair (the ``wide_*`` kernels), so one window gets the whole GPU. Groups that do not fit
+go up a level. A rebuild lays every element out afresh with one thread per slot.
 
 Compactions (the live elements of a rebuild, the CSR of a snapshot) count each leaf's survivors, scan
 the counts and copy each leaf's survivors to its offset; only counts come back to the host.
@@ -276,6 +278,102 @@ def rebalance_level(keys, eids, leaf_size, level, upper, windows, new_keys, new_
         if tid == 0:
             done[g] = 1 if fits else 0
         cuda.syncthreads()  # the shared totals and count are free for the next window
+
+
+# Wide windows: the same merge by rank as rebalance_level, as grid-wide kernels over (window, leaf) and
+# (window, slot) pairs, so that a few wide windows (a hub's inserts climbing high) keep the whole GPU busy
+# instead of one block each. ``counts`` and ``pre`` index the pairs: pair ``g << level | i`` is leaf ``i``
+# of group ``g``'s window, and ``pre`` is the exclusive scan of the counts (a window's element ranks
+# are differences of it).
+
+@cuda.jit
+def wide_leaf_counts(keys, leaf_size, level, windows, starts, num_groups, counts):
+    leaves = 1 << level
+    for t in range(cuda.grid(1), num_groups << level, cuda.gridsize(1)):
+        g = t >> level
+        leaf = (windows[starts[g]] << level) + (t & (leaves - 1))
+        counts[t] = _leaf_count(keys, leaf * leaf_size, leaf_size)
+
+
+@cuda.jit
+def wide_verdicts(level, upper, starts, num_groups, num_pending, pre, done):
+    """``done[g]``: whether group ``g``'s window takes its keys under the level's bound."""
+    for g in range(cuda.grid(1), num_groups, cuda.gridsize(1)):
+        hi = starts[g + 1] if g + 1 < num_groups else num_pending
+        occupied = pre[(g + 1) << level] - pre[g << level]
+        done[g] = 1 if occupied + hi - starts[g] <= upper else 0
+
+
+@cuda.jit
+def wide_merge_elements(keys, eids, leaf_size, level, windows, new_keys, starts, num_groups, num_pending, pre,
+                        done, scratch_keys, scratch_eids):
+    """Each element of a window that takes its keys to its rank in the merged window, in the scratch."""
+    width = leaf_size << level
+    for t in range(cuda.grid(1), num_groups * width, cuda.gridsize(1)):
+        g = t // width
+        if not done[g]:
+            continue
+        lo = starts[g]
+        hi = starts[g + 1] if g + 1 < num_groups else num_pending
+        start = windows[lo] * width
+        off = t - g * width
+        k = keys[start + off]
+        if k == _KEY_NONE:
+            continue
+        i = off // leaf_size
+        rank = pre[(g << level) + i] - pre[g << level] + off - i * leaf_size
+        pos = start + rank + _lower_bound_from(new_keys, lo, hi, k) - lo
+        scratch_keys[pos] = k
+        scratch_eids[pos] = eids[start + off]
+
+
+@cuda.jit
+def wide_merge_new(keys, leaf_size, level, windows, new_keys, new_eids, flags, ranks, starts, pre, done,
+                   scratch_keys, scratch_eids):
+    """Each pending key of a window that takes its keys to its rank in the merged window, in the scratch."""
+    leaves = 1 << level
+    for j in range(cuda.grid(1), new_keys.size, cuda.gridsize(1)):
+        g = ranks[j] + flags[j] - 1
+        if not done[g]:
+            continue
+        k = new_keys[j]
+        first_leaf = windows[j] << level
+        a = first_leaf - 1  # the last leaf of the window whose first key is below k
+        b = first_leaf + leaves - 1
+        while a < b:
+            mid = (a + b + 1) // 2
+            if keys[mid * leaf_size] < k:
+                a = mid
+            else:
+                b = mid - 1
+        rank = 0
+        if a >= first_leaf:
+            rank = pre[(g << level) + a - first_leaf] - pre[g << level]
+            for s in range(a * leaf_size, a * leaf_size + leaf_size):
+                e = keys[s]
+                if e == _KEY_NONE or e > k:
+                    break
+                rank += 1
+        pos = first_leaf * leaf_size + rank + j - starts[g]
+        scratch_keys[pos] = k
+        scratch_eids[pos] = new_eids[j]
+
+
+@cuda.jit
+def wide_spread(keys, eids, leaf_size, level, windows, starts, num_groups, num_pending, pre, done, scratch_keys,
+                scratch_eids, row_off):
+    """Spread each merged window back from the scratch, one thread per slot."""
+    width = leaf_size << level
+    for t in range(cuda.grid(1), num_groups * width, cuda.gridsize(1)):
+        g = t // width
+        if not done[g]:
+            continue
+        lo = starts[g]
+        hi = starts[g + 1] if g + 1 < num_groups else num_pending
+        m = pre[(g + 1) << level] - pre[g << level] + hi - lo
+        start = windows[lo] * width
+        _fill_slot(scratch_keys, scratch_eids, start, m, keys, eids, start, t - g * width, 1 << level, leaf_size,
+                   row_off)
 
 
 @cuda.jit

@@ -101,16 +101,20 @@ def _apply_both(cpu, gpu, insert=None, delete=None):
     return got
 
 
-@pytest.fixture(params=["default", "odd"])
+@pytest.fixture(params=["default", "odd", "wide"])
 def launch_shape(request, monkeypatch):
-    """The dynamic graph's launches as the simulator gives them (one block of 64 threads), or several
+    """The dynamic graph's launches as the simulator gives them (one block of 64 threads); or several
     blocks of a size that is no multiple of 32, so that blocks loop over more windows and items than
-    they have threads."""
-    if request.param == "odd":
-        from graphkern.graph import dynamic_cuda
+    they have threads, with windows from 32 slots on merged by the grid-wide kernels; or every window
+    merged by the grid-wide kernels."""
+    from graphkern.graph import dynamic_cuda
 
+    if request.param == "odd":
         monkeypatch.setattr(dynamic_cuda, "_grid", lambda n: (2, 24))
         monkeypatch.setattr(dynamic_cuda, "_blocks", lambda n, block: (3, 20))
+        monkeypatch.setattr(dynamic_cuda, "WIDE_WINDOW", 16)
+    elif request.param == "wide":
+        monkeypatch.setattr(dynamic_cuda, "WIDE_WINDOW", 0)
     return request.param
 
 
@@ -128,17 +132,23 @@ def test_skewed_inserts_climb_past_a_window_into_one_hub(launch_shape, monkeypat
     gpu._rebuild = lambda *arrays: rebuilds.append(arrays)  # a rebuild would leave the graph wrong
     levels = []
 
-    class Spy:  # records the level of every rebalance launch
+    class Spy:  # records the kind and level of every merge launch
+        def __init__(self, kernel):
+            self.kernel = kernel
+
         def __getitem__(self, grid):
-            launch = kernel[grid]
-            return lambda *args: (levels.append(args[3]), launch(*args))
+            launch = self.kernel[grid]
+            return lambda *args: (levels.append((self.kernel is wide, args[3])), launch(*args))
 
     from graphkern.kernels.cuda import gpma
 
-    kernel = gpma.rebalance_level
-    monkeypatch.setattr(gpma, "rebalance_level", Spy())
+    wide = gpma.wide_spread
+    monkeypatch.setattr(gpma, "rebalance_level", Spy(gpma.rebalance_level))
+    monkeypatch.setattr(gpma, "wide_spread", Spy(wide))
     _apply_both(cpu, gpu, insert=(np.full(hub.size, 5), hub))
-    assert not rebuilds and max(levels) >= 3, levels
+    assert not rebuilds and max(level for _, level in levels) >= 3, levels
+    kinds = {is_wide for is_wide, _ in levels}
+    assert kinds == {"default": {False}, "odd": {False, True}, "wide": {True}}[launch_shape], levels
     assert gpu.contains(np.full(hub.size, 5), hub).copy_to_host().all()
 
 

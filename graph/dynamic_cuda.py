@@ -132,11 +132,24 @@ class CudaDynamicGraph(DynamicGraph):
         from ..kernels.cuda import gpma as K
 
         m = keys.size
+        old = (self._keys, self._eids) if hasattr(self, "_keys") else None
+        scratch = getattr(self, "_scratch", None)  # (keys, eids, leaf ranks) of in-place insertions
         self._cap, self._leaf, self._height, self._upper = _layout(m)
-        self._keys = _cuda.empty(self._cap, np.int64)
-        self._eids = _cuda.empty(self._cap, np.int64)
+        # a rebuild to the same capacity (a compaction, say) swaps the arrays with the scratch instead of
+        # allocating two arrays as wide as the tree (the inputs are never either of them)
+        if scratch is not None and scratch[0].size == self._cap:
+            self._keys, self._eids = scratch[0], scratch[1]
+        else:
+            self._keys = _cuda.empty(self._cap, np.int64)
+            self._eids = _cuda.empty(self._cap, np.int64)
+        self._scratch = None
+        if old is not None and old[0].size == self._cap:
+            if scratch is not None and scratch[2].size == self._num_leaves:
+                ranks = scratch[2]
+            else:
+                ranks = _cuda.empty(self._num_leaves, np.int64)
+            self._scratch = (old[0], old[1], ranks)
         self._row_off = _cuda.zeros(self._n + 1, np.int64)
-        self._scratch = None  # (keys, eids, leaf ranks) for in-place insertions, made on first need
         if self._n:
             K.spread[_grid(self._cap)](keys, eids, m, self._keys, self._eids, 0, self._cap, self._leaf,
                                        self._row_off)

@@ -267,18 +267,18 @@ class CudaDynamicGraph(DynamicGraph):
 
     def _place(self, keys, ids, windows):
         """GPMA+'s bottom-up rebalance, a level per iteration of this host loop; each level's groups
-        (pending keys that share a window) are merged by a block each, and the host waits only for the
-        number of keys left pending."""
+        (pending keys that share a window) are merged by a block each, or by the grid-wide kernels where
+        windows are wider than ``WIDE_WINDOW``, and the host waits only for the number of keys left
+        pending (and, at wide levels, for the number of windows)."""
         from ..kernels.cuda import gpma as K
         from ..kernels.cuda.launch import BLOCK, WARP
 
         level = 0
         if self._n + self._live + self._tombs > int(self._upper[self._height]):
             level = self._height + 1  # past the root's bound: a bulk load, rebuild at once
-        if self._scratch is None:
+        elif self._scratch is None:
             self._scratch = (_cuda.empty(self._cap, np.int64), _cuda.empty(self._cap, np.int64),
                              _cuda.empty(self._num_leaves, np.int64))
-        scratch_k, scratch_e, leaf_rank = self._scratch
         while keys.size:
             if level > self._height:  # the root would overflow: rebuild with room for everything
                 live_k, live_e = self._live_elements(pending=keys.size)
@@ -301,7 +301,7 @@ class CudaDynamicGraph(DynamicGraph):
                 block = WARP if width <= SMALL_WINDOW else BLOCK
                 K.rebalance_level[_blocks(k, block)](self._keys, self._eids, self._leaf, level,
                                                      int(self._upper[level]), windows, keys, ids, starts, ranks, k,
-                                                     self._row_off, done, leaf_rank, scratch_k, scratch_e)
+                                                     self._row_off, done, self._scratch[2], *self._scratch[:2])
             keep = _cuda.empty(k, np.int64)
             K.keep_pending[_grid(k)](flags, ranks, done, keep)
             keep_ranks, left = _scan(keep)

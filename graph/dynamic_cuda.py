@@ -2,9 +2,17 @@
 
 The same layout, rules and results as the CPU class (graphkern.graph.dynamic): walls, density bounds,
 tombstones, rebuilds, ids reused last-freed first in key order. Every per-edge step is a kernel of
-:mod:`graphkern.kernels.cuda.gpma`; the host loop sees only counts (how many keys are effective, how
-many stay pending after a level). Batches may be host arrays (checked on the host, copied once) or
-device arrays (checked on the device).
+:mod:`graphkern.kernels.cuda.gpma`; the host sees only counts (how many keys are distinct, effective,
+new, and still pending after each level of the insertion's climb, and at wide levels how many
+windows) and never loops over windows: a level is a fixed handful of launches whatever the number of
+windows. Narrow windows are merged by a block each; windows wider than ``WIDE_WINDOW`` slots (few, and
+often one: a hub's inserts) by grid-wide kernels over all their leaves and slots. Batches may be host
+arrays (checked on the host, copied once) or device arrays (checked on the device).
+
+Kernels compile on first use. An insertion that fits in place runs kernels that a bulk load (which
+goes straight to a rebuild) never needs, so the first graph of a process runs a few tiny batches on a
+graph of its own first (:func:`_warm_up`): their compilation is paid when the first graph is made, not
+inside the first small batch that happens to need them.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import weakref
 import numpy as np
 
 from .. import _cuda
+from ..kernels.cpu.gpma import WALL_LOW as K_WALL_LOW
 from .dynamic import DynamicGraph, _layout
 
 
@@ -23,13 +32,63 @@ def _grid(n):
     return grid_1d(max(int(n), 1))
 
 
-def _scan(flags):
-    """``(ranks, total)``: the exclusive scan of 0/1 flags and their sum."""
+def _blocks(n, block):
+    from ..kernels.cuda.launch import grid_blocks
+
+    return grid_blocks(max(int(n), 1), block)
+
+
+def _scan_on_device(flags):
+    """The exclusive scan of ``flags`` with their sum at the end (left on the device)."""
     from ..kernels.cuda.sort import exclusive_scan
 
     ranks = _cuda.empty(flags.size + 1, np.int64)
     exclusive_scan(flags, ranks)
+    return ranks
+
+
+def _scan(flags):
+    """``(ranks, total)``: the exclusive scan of 0/1 flags and their sum (which the host waits for)."""
+    ranks = _scan_on_device(flags)
     return ranks, int(ranks[flags.size:].copy_to_host()[0])
+
+
+# windows of at most this many slots are merged by blocks of one warp (most of a block of launch.BLOCK
+# threads would idle on a leaf or two); wider ones by blocks of launch.BLOCK threads. Not tuned yet:
+# `python3 tools/gpu_check.py`, rows "gpma ...", measures it.
+SMALL_WINDOW = 512
+
+# windows wider than this many slots are merged by grid-wide kernels (every thread of the GPU on the
+# few wide windows a level has, a hub's inserts say) rather than by a block each. Not tuned yet:
+# `python3 tools/gpu_check.py`, rows "gpma ...", measures it.
+WIDE_WINDOW = 4096
+
+_WARMED = False
+
+
+def _warm_up():
+    """Compile every kernel of a batch once per process: a tiny graph takes in-place insertions that
+    climb two levels (by blocks) or stay in their leaf (by the grid-wide kernels), deletions, root
+    overflows (a rebuild runs the kernels of a compaction) and a snapshot with its edge list. Snapshots
+    that need 64-bit ids compile their own specialisation later."""
+    global _WARMED
+    if _WARMED:
+        return
+    _WARMED = True
+    dg = CudaDynamicGraph(8)
+    src = np.arange(8, dtype=np.int64)
+    dg.apply(insert=(src, (src + 1) % 8))
+    dg.apply(insert=(src[:3], src[:3]), delete=(src[:2], (src[:2] + 1) % 8))
+    dg.apply(insert=(np.zeros(8, np.int64), src))
+    dg.apply(insert=(src, (src + 1) % 8), delete=(src, src))
+    dg.snapshot()
+    dg.edges()
+    global WIDE_WINDOW
+    wide, WIDE_WINDOW = WIDE_WINDOW, 0  # an in-place insertion by the grid-wide kernels
+    try:
+        dg.apply(insert=(np.array([5, 6]), np.array([2, 3])))
+    finally:
+        WIDE_WINDOW = wide
 
 
 class CudaDynamicGraph(DynamicGraph):
@@ -55,6 +114,7 @@ class CudaDynamicGraph(DynamicGraph):
         if self._n:
             K.wall_keys[_grid(self._n)](walls)
         self._rebuild(walls, _cuda.full(self._n, int(K.EMPTY), np.int64))
+        _warm_up()
 
     def out_degrees(self):
         return self._copy(self._out_deg)
@@ -72,11 +132,24 @@ class CudaDynamicGraph(DynamicGraph):
         from ..kernels.cuda import gpma as K
 
         m = keys.size
+        old = (self._keys, self._eids) if hasattr(self, "_keys") else None
+        scratch = getattr(self, "_scratch", None)  # (keys, eids, leaf ranks) of in-place insertions
         self._cap, self._leaf, self._height, self._upper = _layout(m)
-        self._keys = _cuda.empty(self._cap, np.int64)
-        self._eids = _cuda.empty(self._cap, np.int64)
-        self._row_off = _cuda.zeros(self._n + 1, np.int64)
+        # a rebuild to the same capacity (a compaction, say) swaps the arrays with the scratch instead of
+        # allocating two arrays as wide as the tree (the inputs are never either of them)
+        if scratch is not None and scratch[0].size == self._cap:
+            self._keys, self._eids = scratch[0], scratch[1]
+        else:
+            self._keys = _cuda.empty(self._cap, np.int64)
+            self._eids = _cuda.empty(self._cap, np.int64)
         self._scratch = None
+        if old is not None and old[0].size == self._cap:
+            if scratch is not None and scratch[2].size == self._num_leaves:
+                ranks = scratch[2]
+            else:
+                ranks = _cuda.empty(self._num_leaves, np.int64)
+            self._scratch = (old[0], old[1], ranks)
+        self._row_off = _cuda.zeros(self._n + 1, np.int64)
         if self._n:
             K.spread[_grid(self._cap)](keys, eids, m, self._keys, self._eids, 0, self._cap, self._leaf,
                                        self._row_off)
@@ -193,17 +266,22 @@ class CudaDynamicGraph(DynamicGraph):
         return count
 
     def _place(self, keys, ids, windows):
-        """GPMA+'s bottom-up rebalance, a level per iteration of this host loop."""
+        """GPMA+'s bottom-up rebalance, a level per iteration of this host loop; each level's groups
+        (pending keys that share a window) are merged by a block each, or by the grid-wide kernels where
+        windows are wider than ``WIDE_WINDOW``, and the host waits only for the number of keys left
+        pending (and, at wide levels, for the number of windows)."""
         from ..kernels.cuda import gpma as K
+        from ..kernels.cuda.launch import BLOCK, WARP
 
         level = 0
         if self._n + self._live + self._tombs > int(self._upper[self._height]):
             level = self._height + 1  # past the root's bound: a bulk load, rebuild at once
-        if self._scratch is None:
-            self._scratch = (_cuda.empty(self._cap, np.int64), _cuda.empty(self._cap, np.int64))
+        elif self._scratch is None:
+            self._scratch = (_cuda.empty(self._cap, np.int64), _cuda.empty(self._cap, np.int64),
+                             _cuda.empty(self._num_leaves, np.int64))
         while keys.size:
             if level > self._height:  # the root would overflow: rebuild with room for everything
-                live_k, live_e = self._live_elements()
+                live_k, live_e = self._live_elements(pending=keys.size)
                 out_k = _cuda.empty(live_k.size + keys.size, np.int64)
                 out_e = _cuda.empty(live_k.size + keys.size, np.int64)
                 K.merge_sorted[_grid(out_k.size)](live_k, live_e, live_k.size, keys, ids, keys.size, out_k, out_e)
@@ -212,13 +290,18 @@ class CudaDynamicGraph(DynamicGraph):
             k = keys.size
             flags = _cuda.empty(k, np.int64)
             K.mark_groups[_grid(k)](windows, flags)
-            ranks, groups = _scan(flags)
-            starts = _cuda.empty(groups, np.int64)
+            ranks = _scan_on_device(flags)  # ranks[k]: the number of groups, read by the kernels
+            starts = _cuda.empty(k, np.int64)
             K.group_starts[_grid(k)](flags, ranks, starts)
-            done = _cuda.empty(groups, np.int64)
-            K.rebalance_level[_grid(groups)](self._keys, self._eids, self._leaf, level, int(self._upper[level]),
-                                             windows, keys, ids, starts, groups, k, self._row_off, done,
-                                             *self._scratch)
+            done = _cuda.empty(k, np.int64)
+            width = self._leaf << level
+            if width > WIDE_WINDOW:
+                self._merge_wide(level, windows, keys, ids, flags, ranks, starts, done)
+            else:
+                block = WARP if width <= SMALL_WINDOW else BLOCK
+                K.rebalance_level[_blocks(k, block)](self._keys, self._eids, self._leaf, level,
+                                                     int(self._upper[level]), windows, keys, ids, starts, ranks, k,
+                                                     self._row_off, done, self._scratch[2], *self._scratch[:2])
             keep = _cuda.empty(k, np.int64)
             K.keep_pending[_grid(k)](flags, ranks, done, keep)
             keep_ranks, left = _scan(keep)
@@ -230,31 +313,58 @@ class CudaDynamicGraph(DynamicGraph):
             keys, ids, windows = next_keys, next_ids, next_windows
             level += 1
 
+    def _merge_wide(self, level, windows, keys, ids, flags, ranks, starts, done):
+        """A level of wide windows: grid-wide kernels over every (window, leaf) and (window, slot) pair
+        instead of a block per window (the host waits for the number of windows)."""
+        from ..kernels.cuda import gpma as K
+
+        k = keys.size
+        groups = int(ranks[k:].copy_to_host()[0])
+        pairs = groups << level
+        width = self._leaf << level
+        scratch_k, scratch_e, _ = self._scratch
+        counts = _cuda.empty(pairs, np.int64)
+        K.wide_leaf_counts[_grid(pairs)](self._keys, self._leaf, level, windows, starts, groups, counts)
+        pre = _scan_on_device(counts)
+        K.wide_verdicts[_grid(groups)](level, int(self._upper[level]), starts, groups, k, pre, done)
+        K.wide_merge_elements[_grid(groups * width)](self._keys, self._eids, self._leaf, level, windows, keys,
+                                                     starts, groups, k, pre, done, scratch_k, scratch_e)
+        K.wide_merge_new[_grid(k)](self._keys, self._leaf, level, windows, keys, ids, flags, ranks, starts, pre,
+                                   done, scratch_k, scratch_e)
+        K.wide_spread[_grid(groups * width)](self._keys, self._eids, self._leaf, level, windows, starts, groups, k,
+                                             pre, done, scratch_k, scratch_e, self._row_off)
+
     def _compact(self):
         self._rebuild(*self._live_elements())
 
-    def _live_elements(self):
+    def _survivors(self, edges_only: bool, total: int, key_mask: int, dtype):
+        """Each leaf's survivors (live edges, and walls unless ``edges_only``) gathered in key order into
+        ``total`` slots: a count per leaf, a scan of the counts, a copy per leaf. ``(keys & key_mask, eids)``
+        in ``dtype``."""
         from ..kernels.cuda import gpma as K
 
-        flags = _cuda.empty(self._cap, np.int64)
-        K.mark_live[_grid(self._cap)](self._keys, self._eids, flags)
-        ranks, total = _scan(flags)
-        out_k = _cuda.empty(total, np.int64)
-        out_e = _cuda.empty(total, np.int64)
-        spare = _cuda.empty(total, np.int64)
-        K.compact3[_grid(self._cap)](flags, ranks, self._keys, self._eids, self._eids, out_k, out_e, spare, 0)
+        leaves = self._num_leaves
+        counts = _cuda.empty(leaves, np.int64)
+        K.leaf_survivors[_grid(leaves)](self._keys, self._eids, self._leaf, edges_only, counts)
+        offsets = _scan_on_device(counts)
+        out_k = _cuda.empty(total, dtype)
+        out_e = _cuda.empty(total, dtype)
+        if total:
+            K.gather_survivors[_grid(leaves)](self._keys, self._eids, self._leaf, edges_only, offsets, key_mask,
+                                              out_k, out_e)
         return out_k, out_e
 
-    def _csr(self):
-        from ..kernels.cuda import gpma as K
+    def _live_elements(self, pending: int = 0):
+        """The walls and live edges in key order (tombstones and gaps dropped): ``(keys, eids)``;
+        ``pending`` of the live edges counted in ``_live`` are not in the array yet."""
+        return self._survivors(False, self._n + self._live - pending, -1, np.int64)
+
+    def _csr(self, dtype=np.int64):
         from ..kernels.cuda.sort import exclusive_scan
 
-        indptr = _cuda.empty(self._n + 1, np.int64)
+        indptr = _cuda.empty(self._n + 1, dtype)
         exclusive_scan(self._out_deg, indptr)
-        indices = _cuda.empty(self._live, np.int64)
-        eids = _cuda.empty(self._live, np.int64)
-        if self._n:
-            K.forward_csr[_grid(self._n)](self._keys, self._eids, self._row_off, indptr, indices, eids)
+        indices, eids = self._survivors(True, self._live, int(K_WALL_LOW), dtype)
         return indptr, indices, eids
 
     def edges(self):
@@ -266,13 +376,21 @@ class CudaDynamicGraph(DynamicGraph):
 
     def snapshot(self, *, csc: bool = False):
         """The graph now as a device :class:`~graphkern.Graph` (CSR from the packed order, stable ids);
-        ``csc=True`` also builds its CSC (by the device count sort) before returning."""
+        ``csc=True`` also builds its CSC (by the device count sort) before returning.
+
+        The CSR is a compaction of the packed arrays (live edges counted per leaf, the counts scanned,
+        each leaf's edges copied to its offset) in the id dtype :meth:`Graph.from_csr` would choose, and
+        the Graph is made directly: the packed order and the id bookkeeping already guarantee what
+        from_csr would check (sorted rows, in-range destinations, distinct ids below max_edge_id)."""
         cached = self.cached_snapshot()
         if cached is None:
-            from .graph import Graph
+            from .._validate import choose_idtype
+            from .graph import Graph, _normalise_formats
 
-            indptr, indices, eids = self._csr()
-            cached = Graph.from_csr(indptr, indices, eids, num_dst=self._n, num_edge_ids=self._next_id)
+            dtype = choose_idtype("idtype", None, max(self._n, self._live, self._next_id))
+            cached = Graph(_num_src=self._n, _num_dst=self._n, _num_edges=self._live, _num_edge_ids=self._next_id,
+                           _idtype=dtype, _allowed=_normalise_formats(None), _formats={"csr": self._csr(dtype)},
+                           _identity=set(), _is_block=False, _device="cuda")
             self._snapshot_cache = (self._version, cached)
         if csc:
             cached.csc()

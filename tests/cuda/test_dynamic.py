@@ -91,3 +91,95 @@ def test_incremental_bfs_on_the_device(symmetric):
         np.testing.assert_array_equal(levels, gk.bfs(snap, 0).levels)
         gk.graph500.validate(snap, 0, inc.parents.copy_to_host(), levels, directed=True)
     assert inc.full_searches == 1
+
+
+def _apply_both(cpu, gpu, insert=None, delete=None):
+    want = cpu.apply(insert=insert, delete=delete)
+    got = gpu.apply(insert=insert, delete=delete)
+    assert got == want
+    _same(cpu, gpu)
+    return got
+
+
+@pytest.fixture(params=["default", "odd", "wide"])
+def launch_shape(request, monkeypatch):
+    """The dynamic graph's launches as the simulator gives them (one block of 64 threads); or several
+    blocks of a size that is no multiple of 32, so that blocks loop over more windows and items than
+    they have threads, with windows from 32 slots on merged by the grid-wide kernels; or every window
+    merged by the grid-wide kernels."""
+    from graphkern.graph import dynamic_cuda
+
+    if request.param == "odd":
+        monkeypatch.setattr(dynamic_cuda, "_grid", lambda n: (2, 24))
+        monkeypatch.setattr(dynamic_cuda, "_blocks", lambda n, block: (3, 20))
+        monkeypatch.setattr(dynamic_cuda, "WIDE_WINDOW", 16)
+    elif request.param == "wide":
+        monkeypatch.setattr(dynamic_cuda, "WIDE_WINDOW", 0)
+    return request.param
+
+
+def test_skewed_inserts_climb_past_a_window_into_one_hub(launch_shape, monkeypatch):
+    """Edges into one source row, far more than a leaf (and the windows just above it) can hold, are
+    placed in place by a window several levels up (no rebuild), as on the CPU."""
+    rng = np.random.default_rng(3)
+    n = 80
+    cpu, gpu = gk.DynamicGraph(n), gk.DynamicGraph(n, backend="cuda")
+    base = rng.integers(0, n, (2, 250))
+    _apply_both(cpu, gpu, insert=(base[0], base[1]))
+    hub = rng.choice(n, 60, replace=False)
+    assert hub.size > 4 * gpu._leaf
+    rebuilds = []
+    gpu._rebuild = lambda *arrays: rebuilds.append(arrays)  # a rebuild would leave the graph wrong
+    levels = []
+
+    class Spy:  # records the kind and level of every merge launch
+        def __init__(self, kernel):
+            self.kernel = kernel
+
+        def __getitem__(self, grid):
+            launch = self.kernel[grid]
+            return lambda *args: (levels.append((self.kernel is wide, args[3])), launch(*args))
+
+    from graphkern.kernels.cuda import gpma
+
+    wide = gpma.wide_spread
+    monkeypatch.setattr(gpma, "rebalance_level", Spy(gpma.rebalance_level))
+    monkeypatch.setattr(gpma, "wide_spread", Spy(wide))
+    _apply_both(cpu, gpu, insert=(np.full(hub.size, 5), hub))
+    assert not rebuilds and max(level for _, level in levels) >= 3, levels
+    kinds = {is_wide for is_wide, _ in levels}
+    assert kinds == {"default": {False}, "odd": {False, True}, "wide": {True}}[launch_shape], levels
+    assert gpu.contains(np.full(hub.size, 5), hub).copy_to_host().all()
+
+
+def test_sliding_window_duplicates_empty_batches_and_id_reuse(launch_shape):
+    rng = np.random.default_rng(7)
+    n = 40
+    cpu, gpu = gk.DynamicGraph(n), gk.DynamicGraph(n, backend="cuda")
+    assert _apply_both(cpu, gpu) == {"inserted": 0, "deleted": 0}
+    empty = np.zeros(0, np.int64)
+    assert _apply_both(cpu, gpu, insert=(empty, empty), delete=(empty, empty)) == {"inserted": 0, "deleted": 0}
+    first = rng.integers(0, n, (2, 80))
+    # every edge three times in one batch: counted once
+    _apply_both(cpu, gpu, insert=(np.tile(first[0], 3), np.tile(first[1], 3)))
+    window = [first]
+    for _ in range(4):
+        new = rng.integers(0, n, (2, 30))
+        old = window.pop(0)[:, :30]
+        # the oldest edges leave (some twice in the batch, some already gone), new ones arrive
+        got = _apply_both(cpu, gpu, insert=(new[0], new[1]),
+                          delete=(np.concatenate([old[0], old[0][:5]]), np.concatenate([old[1], old[1][:5]])))
+        assert got["deleted"] <= 30
+        window.append(new)
+    # deleted edges come back with ids that were freed (max_edge_id does not grow)
+    src, dst, _ = cpu.edges()
+    gone = (src[:10].copy(), dst[:10].copy())
+    _apply_both(cpu, gpu, delete=gone)
+    top = gpu.max_edge_id
+    assert _apply_both(cpu, gpu, insert=gone) == {"inserted": 10, "deleted": 0}
+    assert gpu.max_edge_id == top
+    # inserting what exists and deleting what does not are counted no-ops
+    src, dst, _ = cpu.edges()
+    present = set(zip(src.tolist(), dst.tolist()))
+    absent = tuple(np.array([(s, d) for s in range(n) for d in range(n) if (s, d) not in present][:3]).T)
+    assert _apply_both(cpu, gpu, insert=gone, delete=absent) == {"inserted": 0, "deleted": 0}

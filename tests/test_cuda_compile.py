@@ -9,7 +9,7 @@ on a GPU, passes every simulated test. Here, without a GPU, NVVM compiles:
   the module's ``OPS``/``REDUCERS``, the broadcast patterns :func:`graphkern._broadcast.analyse` produces,
   both accumulators, with the data dtypes each accumulator serves (float16/float32 and float64) and both
   index dtypes. By default a covering subset: every value of every dimension, every (op, reducer) pair;
-  ``GRAPHKERN_PTX_ALL=1`` compiles the full cross product (thousands of kernels, an hour of CPU);
+  ``GRAPHKERN_PTX_ALL=1`` compiles the full cross product (3,687 cases, hours of CPU);
 * every module-level kernel, once, with int64 arrays and scalars.
 
 Kernels and factories are discovered from the modules, and argument types are read from each kernel's

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
+import threading
 from collections.abc import Iterator
 
 from .errors import BackendUnavailableError
@@ -74,22 +76,146 @@ def use_backend(name: str) -> Iterator[str]:
         _scoped_backend.reset(token)
 
 
+# a cold first compilation takes a few seconds; a driver or compiler that has not answered in a minute is hung
+_PROBE_TIMEOUT_S = 60.0
+_INSTALL = "pip install 'graphkern[cuda]'"
+
+
 def cuda_status() -> tuple[bool, str]:
-    """Whether a CUDA device (or the simulator) is usable, and if not, why."""
+    """Whether the CUDA backend is usable, and a one-line reason: what is missing, or what was found.
+
+    The first call (without the simulator) compiles a tiny kernel, runs it on the GPU and checks its
+    result, in a thread it waits for at most ``_PROBE_TIMEOUT_S`` seconds so that a hung driver cannot hang
+    the caller; the answer is cached for the process. With ``NUMBA_ENABLE_CUDASIM=1`` the simulator counts
+    as usable and nothing is probed.
+
+    Returns
+    -------
+    tuple of (bool, str)
+        ``(True, "GPU <name> ...")`` or ``(True, "the CUDA simulator ...")`` when usable, else ``(False,
+        why)`` naming one of: numba-cuda not installed, no driver or GPU, the compiler (NVVM) missing, the
+        numpy release numba-cuda cannot compile with, a probe that failed, hung or computed wrong values.
+    """
     try:
-        from numba import cuda  # numba-cuda's target when installed, else numba's deprecated built-in one
+        from numba import cuda  # noqa: F401 - numba-cuda's target when installed, else numba's built-in one
     except Exception as exc:  # pragma: no cover - depends on the installation
-        return False, f"numba.cuda cannot be imported ({exc}); install the 'cuda' extra (numba-cuda)"
+        return False, f"numba.cuda cannot be imported ({_first_line(exc)}); {_INSTALL}"
     from numba.core import config as numba_config
 
     if numba_config.ENABLE_CUDASIM:
         return True, "the CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
+    return _probe()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+
+
+def _numba_cuda_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
+        return version("numba-cuda")
+    except PackageNotFoundError:
+        return None
+
+
+@functools.cache
+def _probe() -> tuple[bool, str]:
+    """The cached answer of :func:`cuda_status` on the real target."""
+    if _numba_cuda_version() is None:
+        return False, f"numba-cuda is not installed (numba's own numba.cuda is not supported); {_INSTALL}"
+    result: dict = {}
+    thread = threading.Thread(target=_run_probe, args=(result,), name="graphkern-cuda-probe", daemon=True)
+    thread.start()
+    thread.join(_PROBE_TIMEOUT_S)
+    if thread.is_alive():
+        return False, (f"the CUDA probe (compile and run a tiny kernel) did not finish in {_PROBE_TIMEOUT_S:g} s: "
+                       "the driver or the compiler hangs")
+    return result.get("status", (False, "the CUDA probe stopped without an answer"))
+
+
+def _compile_probe():
+    """The probe kernel, ``out[i] = 3 * i + 1`` in a grid-stride loop, compiled for the current GPU (a seam
+    for tests)."""
+    from numba import cuda
+
+    def probe(out):
+        i = cuda.grid(1)
+        while i < out.size:
+            out[i] = 3 * i + 1
+            i += cuda.gridsize(1)
+
+    return cuda.jit("void(int64[::1])")(probe)
+
+
+def _launch_probe(kernel):
+    """The probe's output after one launch on the current GPU (a seam for tests)."""
+    import numpy as np
+    from numba import cuda
+
+    out = cuda.to_device(np.zeros(100, np.int64))
+    kernel[2, 32](out)
+    cuda.synchronize()
+    return out.copy_to_host()
+
+
+def _compile_failure(exc: BaseException) -> str:
+    """One line naming why the probe kernel did not compile."""
+    import numpy as np
+
+    text = f"{type(exc).__name__} {exc}"
+    if "row_stack" in text:
+        return (f"numba-cuda {_numba_cuda_version()} cannot compile with numpy {np.__version__} (it registers "
+                "np.row_stack, which numpy 2.5 removed): install numpy<2.5, as the 'cuda' extra requires")
+    if "nvvm" in text.lower():
+        return (f"the CUDA compiler (NVVM) is missing or unusable ({_first_line(exc)}); {_INSTALL} brings it "
+                "(numba-cuda[cu13]), or point CUDA_HOME at a CUDA toolkit")
+    return f"a test kernel did not compile ({_first_line(exc)})"
+
+
+def _run_probe(result: dict) -> None:
+    """Fill ``result["status"]``; runs in the probe thread."""
+    try:
+        from numba import cuda
+
         if not cuda.is_available():
-            return False, "no usable CUDA driver or GPU was found (numba.cuda.is_available() is False)"
-        return True, f"GPU {cuda.get_current_device().name}"
-    except Exception as exc:  # pragma: no cover - driver errors vary
-        return False, f"the CUDA driver failed to initialise ({exc})"
+            why = "numba.cuda.is_available() is False"
+            try:
+                from numba.cuda.cudadrv.driver import driver
+
+                if driver.initialization_error:
+                    why = str(driver.initialization_error).strip().splitlines()[0]
+            except Exception:  # noqa: BLE001 - the reason is a courtesy
+                pass
+            result["status"] = False, f"no usable CUDA driver or GPU was found ({why})"
+            return
+        device = cuda.get_current_device()
+        name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
+        cc = "sm_{}{}".format(*device.compute_capability)
+    except Exception as exc:  # noqa: BLE001 - driver errors vary
+        result["status"] = False, f"the CUDA driver failed to initialise ({_first_line(exc)})"
+        return
+    try:
+        kernel = _compile_probe()
+    except Exception as exc:  # noqa: BLE001 - classified into one line
+        result["status"] = False, _compile_failure(exc)
+        return
+    try:
+        got = _launch_probe(kernel)
+    except Exception as exc:  # noqa: BLE001 - launch errors vary
+        result["status"] = False, f"a test kernel compiled but did not run on GPU {name} ({_first_line(exc)})"
+        return
+    import numpy as np
+
+    expected = 3 * np.arange(100, dtype=np.int64) + 1
+    if not np.array_equal(got, expected):
+        bad = int(np.flatnonzero(got != expected)[0])
+        result["status"] = False, (f"a test kernel ran on GPU {name} but computed wrong values (element {bad}: "
+                                   f"{int(got[bad])}, expected {int(expected[bad])})")
+        return
+    result["status"] = True, f"GPU {name} ({cc}); a test kernel compiled, ran and agreed"
 
 
 def resolve_backend(backend: str | None, *arrays) -> str:

@@ -172,17 +172,29 @@ def _convert(st, ctr, indptr, qa, qb, bm, n, thresholds):
 
 @cuda.jit(device=True)
 def _visit(u, v, spmsv, level, nxt, indptr, parents, levels, pick, touched, qa, qb, ctr, n, thresholds):
+    """Edge ``u -> v`` of a push; returns the out-degree of ``v`` when this call claimed it (the caller
+    adds its claims' out-edges to ``ctr[nxt, 1]`` once, not once per claim)."""
     if parents[v] != -1:
-        return
+        return 0
     if spmsv:
         if cuda.atomic.max(pick, v, u) == -1:  # the first to touch v lists it for the commit
             touched[cuda.atomic.add(ctr, (nxt, 6), 1)] = v
     elif cuda.atomic.cas(parents, v, -1, u) == -1:
         levels[v] = level
         _enqueue(v, nxt, indptr, qa, qb, ctr, n, thresholds)
-        d = indptr[v + 1] - indptr[v]
-        if d:
-            cuda.atomic.add(ctr, (nxt, 1), d)
+        return indptr[v + 1] - indptr[v]
+    return 0
+
+
+@cuda.jit(device=True)
+def _expand(u, lane, w, spmsv, level, nxt, indptr, indices, parents, levels, pick, touched, qa, qb, ctr, n,
+            thresholds):
+    """One lane's share (positions ``lane, lane + w, ...``) of the out-edges of ``u``; the claims' out-edges."""
+    scout = 0
+    for j in range(indptr[u] + lane, indptr[u + 1], w):
+        scout += _visit(u, indices[j], spmsv, level, nxt, indptr, parents, levels, pick, touched, qa, qb, ctr, n,
+                        thresholds)
+    return scout
 
 
 @cuda.jit(device=True)
@@ -193,30 +205,23 @@ def _push(st, ctr, indptr, indices, parents, levels, pick, touched, qa, qb, n, s
     nxt = level % 2
     t = cuda.grid(1)
     gs = cuda.gridsize(1)
+    scout = 0
     for i in range(t, ctr[fp, 2], gs):  # a thread per vertex
-        u = qa[fp, i]
-        for j in range(indptr[u], indptr[u + 1]):
-            _visit(u, indices[j], spmsv, level, nxt, indptr, parents, levels, pick, touched, qa, qb, ctr, n,
-                   thresholds)
-    w = min(width, gs)  # a group of w threads per vertex
-    group = t // w
-    if group < gs // w:
-        for k in range(group, ctr[fp, 3], gs // w):
-            u = qa[fp, n - 1 - k]
-            for j in range(indptr[u] + t % w, indptr[u + 1], w):
-                _visit(u, indices[j], spmsv, level, nxt, indptr, parents, levels, pick, touched, qa, qb, ctr, n,
-                       thresholds)
-    bw = cuda.blockDim.x  # a block per vertex
-    for k in range(cuda.blockIdx.x, ctr[fp, 4], cuda.gridDim.x):
-        u = qb[fp, k]
-        for j in range(indptr[u] + cuda.threadIdx.x, indptr[u + 1], bw):
-            _visit(u, indices[j], spmsv, level, nxt, indptr, parents, levels, pick, touched, qa, qb, ctr, n,
-                   thresholds)
-    for k in range(ctr[fp, 5]):  # the grid per vertex
-        u = qb[fp, n - 1 - k]
-        for j in range(indptr[u] + t, indptr[u + 1], gs):
-            _visit(u, indices[j], spmsv, level, nxt, indptr, parents, levels, pick, touched, qa, qb, ctr, n,
-                   thresholds)
+        scout += _expand(qa[fp, i], 0, 1, spmsv, level, nxt, indptr, indices, parents, levels, pick, touched, qa, qb,
+                         ctr, n, thresholds)
+    w = min(width, gs)  # a group of w threads per vertex; the last gs % w threads sit this bin out
+    if t // w < gs // w:
+        for k in range(t // w, ctr[fp, 3], gs // w):
+            scout += _expand(qa[fp, n - 1 - k], t % w, w, spmsv, level, nxt, indptr, indices, parents, levels, pick,
+                             touched, qa, qb, ctr, n, thresholds)
+    for k in range(cuda.blockIdx.x, ctr[fp, 4], cuda.gridDim.x):  # a block per vertex
+        scout += _expand(qb[fp, k], cuda.threadIdx.x, cuda.blockDim.x, spmsv, level, nxt, indptr, indices, parents,
+                         levels, pick, touched, qa, qb, ctr, n, thresholds)
+    for k in range(ctr[fp, 5]):  # the whole grid per vertex
+        scout += _expand(qb[fp, n - 1 - k], t, gs, spmsv, level, nxt, indptr, indices, parents, levels, pick, touched,
+                         qa, qb, ctr, n, thresholds)
+    if scout:  # once per thread: the counters are hot addresses
+        cuda.atomic.add(ctr, (nxt, 1), scout)
 
 
 @cuda.jit(device=True)
@@ -224,15 +229,16 @@ def _spmsv_commit(st, ctr, indptr, parents, levels, pick, touched, qa, qb, n, th
     """Every vertex an spmsv push touched takes the highest frontier in-neighbour ``pick`` holds."""
     level = st[ST_LEVEL]
     nxt = level % 2
+    scout = 0
     for i in range(cuda.grid(1), ctr[nxt, 6], cuda.gridsize(1)):
         v = touched[i]
         parents[v] = pick[v]
         levels[v] = level
         pick[v] = -1
         _enqueue(v, nxt, indptr, qa, qb, ctr, n, thresholds)
-        d = indptr[v + 1] - indptr[v]
-        if d:
-            cuda.atomic.add(ctr, (nxt, 1), d)
+        scout += indptr[v + 1] - indptr[v]
+    if scout:
+        cuda.atomic.add(ctr, (nxt, 1), scout)
 
 
 @cuda.jit(device=True)
@@ -271,6 +277,8 @@ def _pull(st, ctr, in_indptr, in_indices, out_indptr, parents, levels, pick, bm,
     nxt = level % 2
     t = cuda.grid(1)
     gs = cuda.gridsize(1)
+    found = 0
+    scout = 0
     for v in range(t, n, gs):
         bm[nxt, v] = 0
         if parents[v] != -1:
@@ -290,10 +298,11 @@ def _pull(st, ctr, in_indptr, in_indices, out_indptr, parents, levels, pick, bm,
             parents[v] = pick_u
             levels[v] = level
             bm[nxt, v] = 1
-            cuda.atomic.add(ctr, (nxt, 0), 1)
-            d = out_indptr[v + 1] - out_indptr[v]
-            if d:
-                cuda.atomic.add(ctr, (nxt, 1), d)
+            found += 1
+            scout += out_indptr[v + 1] - out_indptr[v]
+    if found:
+        cuda.atomic.add(ctr, (nxt, 0), found)
+        cuda.atomic.add(ctr, (nxt, 1), scout)
     front = bm[fp]
     w = min(width, gs)
     group = t // w
@@ -309,6 +318,8 @@ def _pull_commit(st, ctr, in_indices, out_indptr, parents, levels, pick, bm, hea
     level = st[ST_LEVEL]
     nxt = level % 2
     num = in_indices.size
+    found = 0
+    scout = 0
     for k in range(cuda.grid(1), heavy_ctr[0] + heavy_ctr[1], cuda.gridsize(1)):
         v = heavy[k] if k < heavy_ctr[0] else heavy[n - 1 - (k - heavy_ctr[0])]
         key = pick[v]
@@ -317,10 +328,11 @@ def _pull_commit(st, ctr, in_indices, out_indptr, parents, levels, pick, bm, hea
             parents[v] = key if spmsv else in_indices[num - key]
             levels[v] = level
             bm[nxt, v] = 1
-            cuda.atomic.add(ctr, (nxt, 0), 1)
-            d = out_indptr[v + 1] - out_indptr[v]
-            if d:
-                cuda.atomic.add(ctr, (nxt, 1), d)
+            found += 1
+            scout += out_indptr[v + 1] - out_indptr[v]
+    if found:
+        cuda.atomic.add(ctr, (nxt, 0), found)
+        cuda.atomic.add(ctr, (nxt, 1), scout)
 
 
 @cuda.jit(device=True)

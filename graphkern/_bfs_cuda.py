@@ -68,7 +68,9 @@ def _work(dg, n: int, dtype):
             "qa": _cuda.empty((2, n), dtype), "qb": _cuda.empty((2, n), dtype),
             "bm": _cuda.zeros((2, n), np.uint8), "pick": _cuda.full(n, -1, np.int64),
             "touched": _cuda.empty(n, dtype), "ctr": _cuda.zeros((2, 8), np.int64),
-            "st": _cuda.zeros(8, np.int64), "log": _cuda.zeros((n + 1, 3), np.int64),
+            "st": _cuda.zeros(8, np.int64),
+            # (mode, frontier size in, found) per level; a search has at most n levels
+            "log": _cuda.zeros((n + 1, 3), dtype),
         }
     return key, work
 
@@ -101,7 +103,8 @@ def search(g, source: int, algorithm: str, alpha: float, beta: float):
         heavy, heavy_ctr = _heavy_lists(dg, in_indptr, n, thresholds)
     else:  # never pulls: the csr stands in for the csc, with empty heavy lists
         in_indptr, in_indices = indptr, indices
-        heavy, heavy_ctr = _cuda.empty(max(n, 1), idt), _cuda.zeros(2, np.int64)
+        heavy, heavy_ctr = dg._cache.get("bfs_no_heavy_in_rows") or dg._cache.setdefault(
+            "bfs_no_heavy_in_rows", (_cuda.empty(1, indptr.dtype), _cuda.zeros(2, np.int64)))
     code = K.ALGORITHM_CODES[algorithm]
     parents = _cuda.empty(n, idt)
     levels = _cuda.empty(n, idt)
@@ -134,7 +137,7 @@ def search(g, source: int, algorithm: str, alpha: float, beta: float):
                 break
             batch *= 2
     depth = int(state[K.ST_LEVEL])
-    rows = log[1:depth + 1].copy_to_host() if depth else np.zeros((0, 3), np.int64)
+    rows = log[1:depth + 1].copy_to_host() if depth else np.zeros((0, 3), log.dtype)
     dg._cache[key] = w  # a finished search leaves the scratch as the next one expects it
     spmsv = algorithm == "spmsv"
     names = {K.PUSH: "push" if spmsv else "top_down", K.PULL: "pull" if spmsv else "bottom_up"}

@@ -106,17 +106,24 @@ def low_bfs_thresholds(monkeypatch):
         monkeypatch.setattr(K, name, value)
 
 
-def _check(g, source, algorithm, directed=False):
+def _check(g, source, algorithm, directed=False, **rule):
     """Levels and the per-level trace (step, frontier size, found) equal to the CPU backend's, the tree
     valid by the Graph500 rules, and spmsv's parents exactly the CPU's (highest-labelled parent)."""
-    res = gk.bfs(g, source, algorithm=algorithm, backend="cuda")
-    ref = gk.bfs(g, source, algorithm=algorithm, backend="cpu")
+    res = gk.bfs(g, source, algorithm=algorithm, backend="cuda", **rule)
+    ref = gk.bfs(g, source, algorithm=algorithm, backend="cpu", **rule)
     np.testing.assert_array_equal(res.levels.copy_to_host(), ref.levels)
     assert [t[:4] for t in res.trace] == [tuple(int(x) if i != 1 else x for i, x in enumerate(t[:4]))
                                           for t in ref.trace]
     gk.graph500.validate(g, source, res.parents, res.levels, directed=directed)
     if algorithm == "spmsv":
         np.testing.assert_array_equal(res.parents.copy_to_host(), ref.parents)
+    if algorithm == "bottom_up":  # every level a pull: the first frontier in-neighbour in CSC order
+        levels = ref.levels
+        indptr, indices = (np.asarray(a) for a in g.csc()[:2])
+        first = [next((u for u in indices[indptr[v]:indptr[v + 1]] if levels[u] == levels[v] - 1), -1)
+                 for v in range(g.num_nodes)]
+        first = np.where(levels > 0, first, np.where(levels == 0, source, -1))
+        np.testing.assert_array_equal(res.parents.copy_to_host(), first)
     return res
 
 
@@ -135,6 +142,7 @@ def test_hub_paths_under_any_launch_shape(algorithm, shape, low_bfs_thresholds, 
     g = _two_hubs()
     for source in (0, 7):
         _check(g, source, algorithm)
+    _check(g, 0, algorithm, alpha=0.5)  # direction-optimizing and spmsv push from the hubs too
     src, dst, n = CASES["random_300"]()
     _check(gk.Graph.from_coo(src, dst, num_nodes=n), 0, algorithm, directed=True)
 

@@ -118,8 +118,10 @@ def search(g, source: int, algorithm: str, alpha: float, beta: float):
             st, log, source, code, g.num_edges, float(alpha), float(beta), thresholds, width)
     blocks = _cooperative_blocks(K.search_levels, args, shape[1]) if COOPERATIVE else 0
     if blocks:
-        # every block of a cooperative grid must be resident at once
-        launch = (min(shape[0], blocks), shape[1]) if LAUNCH or SIMULATED else (blocks, shape[1])
+        # every block of a cooperative grid must be resident at once; a small graph takes fewer (cheaper
+        # grid barriers), enough for a thread per vertex or per edge
+        wanted = shape[0] if LAUNCH or SIMULATED else max(shape[0], grid_1d(g.num_edges, shape[1])[0])
+        launch = (min(wanted, blocks), shape[1])
         K.search_levels[launch](*args)
         state = st.copy_to_host()
     else:

@@ -1,89 +1,147 @@
-"""The CUDA path of :func:`graphkern.bfs`: the same direction-optimizing loop as the CPU driver, each
-level one kernel (:mod:`graphkern.kernels.cuda.bfs`), with two counters per level (vertices found and
-their out-edges) as the only data that comes back to the host. Parents and levels stay on the device.
+"""The CUDA path of :func:`graphkern.bfs`: the direction-optimizing loop of the CPU driver with every level
+decided and run on the device (:mod:`graphkern.kernels.cuda.bfs`).
+
+A search is one cooperative launch of ``search_levels`` (grid barriers between the phases of a level),
+then one copy of its state back: the host waits once per search, however many levels it has. Where
+cooperative launch is unavailable (or ``COOPERATIVE`` is False) the same phases run as separate
+launches, a batch of levels at a time (1, 2, 4, ... levels), checking for the end after each batch:
+a search of depth ``d`` waits about ``log2(d)`` times.
+
+The trace comes from a per-level log the device keeps, ``(mode, frontier size in, found)``, copied back
+once at the end; the levels are not timed one by one (no host syncs between them), so each entry's
+seconds are NaN and the search's time is the caller's to take.
+
+Scratch (queues, frontier maps, counters, the level log, the heavy in-row lists) lives with the device
+graph between searches; ``parents`` and ``levels`` are new arrays on every call, never written again.
 """
 
 from __future__ import annotations
 
-import time
+import math
 
 import numpy as np
 
 from . import _cuda
 from ._sparse_cuda import device_graph
 
+# one cooperative launch per search; False: separate launches per phase (the fallback)
+COOPERATIVE = True
+# threads per block of the search's launches
+THREADS = 256
+# (blocks, threads) for every launch, overriding the defaults (tests use it to vary the launch shape)
+LAUNCH = None
+
+
+def _thresholds():
+    from .kernels.cuda import bfs as K
+
+    return (int(K.PUSH_GROUP_DEGREE), int(K.PUSH_BLOCK_DEGREE), int(K.PUSH_GRID_DEGREE), int(K.PULL_GROUP_DEGREE),
+            int(K.PULL_GRID_DEGREE))
+
+
+def _heavy_lists(dg, in_indptr, n, thresholds):
+    """The vertices whose in-lists pulls split among groups (by in-degree, see ``list_heavy_in_rows``),
+    made once per graph and set of thresholds."""
+    from .kernels.cuda import bfs as K
+    from .kernels.cuda.launch import grid_1d
+
+    key = ("bfs_heavy_in_rows", thresholds[3], thresholds[4])
+    lists = dg._cache.get(key)
+    if lists is None:
+        heavy = _cuda.empty(max(n, 1), in_indptr.dtype)
+        heavy_ctr = _cuda.zeros(2, np.int64)
+        if n:
+            shape = LAUNCH or grid_1d(n)
+            K.list_heavy_in_rows[shape](in_indptr, heavy[:n], heavy_ctr, thresholds[3], thresholds[4])
+        lists = dg._cache[key] = (heavy, heavy_ctr)
+    return lists
+
+
+def _work(dg, n: int, dtype):
+    """The search's scratch, taken out of the graph's cache (put back by :func:`search` after a search that
+    finished; two concurrent searches of one graph so never share it). Invariants between searches: the
+    frontier maps are zero and ``pick`` is -1."""
+    key = ("bfs_work", np.dtype(dtype).str)
+    work = dg._cache.pop(key, None)
+    if work is None:
+        work = {
+            "qa": _cuda.empty((2, n), dtype), "qb": _cuda.empty((2, n), dtype),
+            "bm": _cuda.zeros((2, n), np.uint8), "pick": _cuda.full(n, -1, np.int64),
+            "touched": _cuda.empty(n, dtype), "ctr": _cuda.zeros((2, 8), np.int64),
+            "st": _cuda.zeros(8, np.int64),
+            # (mode, frontier size in, found) per level; a search has at most n levels
+            "log": _cuda.zeros((n + 1, 3), dtype),
+        }
+    return key, work
+
+
+def _cooperative_blocks(kernel, args, threads) -> int:
+    """Blocks of ``threads`` that can all be resident for ``kernel`` (0 when cooperative launch fails)."""
+    from .kernels.cuda.launch import SIMULATED
+
+    if SIMULATED:
+        return 1
+    try:
+        compiled = kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+        return int(compiled.max_cooperative_grid_blocks(threads))
+    except Exception:  # noqa: BLE001 - no cooperative launch here: the per-phase launches
+        return 0
+
 
 def search(g, source: int, algorithm: str, alpha: float, beta: float):
     from .kernels.cuda import bfs as K
-    from .kernels.cuda.launch import grid_1d
-    from .kernels.cuda.sort import fill
+    from .kernels.cuda.launch import SIMULATED, grid_1d
     from .traversal import BFSResult
 
     dg = device_graph(g)
     n = g.num_src
     idt = g.idtype
     indptr, indices, _ = dg._raw("csr")
-    in_indptr = in_indices = None
+    thresholds = _thresholds()
     if algorithm != "top_down":
         in_indptr, in_indices, _ = dg._raw("csc")
+        heavy, heavy_ctr = _heavy_lists(dg, in_indptr, n, thresholds)
+    else:  # never pulls: the csr stands in for the csc, with empty heavy lists
+        in_indptr, in_indices = indptr, indices
+        heavy, heavy_ctr = dg._cache.get("bfs_no_heavy_in_rows") or dg._cache.setdefault(
+            "bfs_no_heavy_in_rows", (_cuda.empty(1, indptr.dtype), _cuda.zeros(2, np.int64)))
+    code = K.ALGORITHM_CODES[algorithm]
     parents = _cuda.empty(n, idt)
     levels = _cuda.empty(n, idt)
-    K.init_search[grid_1d(n)](parents, levels, source)
-    frontier = _cuda.empty(n, idt)
-    next_frontier = _cuda.empty(n, idt)
-    frontier[0:1].copy_to_device(np.array([source], dtype=idt))
-    front = _cuda.zeros(n, np.uint8)
-    next_front = _cuda.zeros(n, np.uint8)
-    counters = _cuda.zeros(2, np.int64)
+    key, w = _work(dg, n, idt)
+    qa, qb, bm, pick, touched, ctr, st, log = (w[k] for k in ("qa", "qb", "bm", "pick", "touched", "ctr", "st",
+                                                               "log"))
+    shape = LAUNCH or grid_1d(n, THREADS)
+    K.init_search[shape](parents, levels, source, g.num_edges, indptr, qa, qb, ctr, st, thresholds)
+    width = int(K.GROUP_WIDTH)
+    args = (indptr, indices, in_indptr, in_indices, parents, levels, pick, touched, qa, qb, bm, heavy, heavy_ctr, ctr,
+            st, log, source, code, g.num_edges, float(alpha), float(beta), thresholds, width)
+    blocks = _cooperative_blocks(K.search_levels, args, shape[1]) if COOPERATIVE else 0
+    if blocks:
+        # every block of a cooperative grid must be resident at once; a small graph takes fewer (cheaper
+        # grid barriers), enough for a thread per vertex or per edge
+        wanted = shape[0] if LAUNCH or SIMULATED else max(shape[0], grid_1d(g.num_edges, shape[1])[0])
+        launch = (min(wanted, blocks), shape[1])
+        K.search_levels[launch](*args)
+        state = st.copy_to_host()
+    else:
+        batch = 1
+        while True:
+            for _ in range(batch):
+                K.decide_kernel[1, 1](st, ctr, log, indptr, source, code, n, float(alpha), float(beta))
+                K.convert_kernel[shape](st, ctr, indptr, qa, qb, bm, thresholds)
+                K.step_kernel[shape](indptr, indices, in_indptr, in_indices, parents, levels, pick, touched, qa, qb,
+                                     bm, heavy, heavy_ctr, ctr, st, code, thresholds, width)
+                K.commit_kernel[shape](indptr, in_indices, parents, levels, pick, touched, qa, qb, bm, heavy,
+                                       heavy_ctr, ctr, st, code, thresholds)
+            state = st.copy_to_host()
+            if state[K.ST_PREV] == K.STOP:
+                break
+            batch *= 2
+    depth = int(state[K.ST_LEVEL])
+    rows = log[1:depth + 1].copy_to_host() if depth else np.zeros((0, 3), log.dtype)
+    dg._cache[key] = w  # a finished search leaves the scratch as the next one expects it
     spmsv = algorithm == "spmsv"
-    best = _cuda.full(n, -1, idt) if spmsv else None
-    ends = indptr[source:source + 2].copy_to_host()
-    scout = int(ends[1] - ends[0])
-    frontier_size = 1
-    edges_to_check = g.num_edges
-    level = 0
-    trace = []
-    while frontier_size:
-        bottom_up = algorithm == "bottom_up" or (
-            algorithm in ("direction_optimizing", "spmsv") and scout > edges_to_check / alpha)
-        if bottom_up:
-            K.clear_bytes[grid_1d(n)](front)
-            K.mark_queue[grid_1d(frontier_size)](frontier, frontier_size, front)
-            step = K.spmsv_pull_step if spmsv else K.bottom_up_step
-            awake = frontier_size
-            while True:
-                old = awake
-                level += 1
-                t0 = time.perf_counter()
-                fill(counters, 0)
-                step[grid_1d(n)](in_indptr, in_indices, indptr, front, next_front, parents, levels, level, counters)
-                awake, scout = (int(c) for c in counters.copy_to_host())
-                front, next_front = next_front, front
-                trace.append((level, "pull" if spmsv else "bottom_up", old, awake, time.perf_counter() - t0))
-                if awake == 0:
-                    break
-                if algorithm != "bottom_up" and not (awake >= old or awake > n / beta):
-                    break
-            fill(counters, 0)
-            K.bitmap_to_queue[grid_1d(n)](front, frontier, counters)
-            frontier_size = int(counters.copy_to_host()[0])
-            scout = 1
-            continue
-        edges_to_check -= scout
-        level += 1
-        t0 = time.perf_counter()
-        fill(counters, 0)
-        if spmsv:
-            K.spmsv_push_step[grid_1d(frontier_size)](indptr, indices, frontier, frontier_size, parents, best,
-                                                      next_frontier, counters)
-            found = int(counters.copy_to_host()[0])
-            if found:
-                K.spmsv_commit[grid_1d(found)](next_frontier, found, best, indptr, parents, levels, level, counters)
-        else:
-            K.top_down_step[grid_1d(frontier_size)](indptr, indices, frontier, frontier_size, parents, levels, level,
-                                                    next_frontier, counters)
-        found, scout = (int(c) for c in counters.copy_to_host())
-        trace.append((level, "push" if spmsv else "top_down", frontier_size, found, time.perf_counter() - t0))
-        frontier, next_frontier = next_frontier, frontier
-        frontier_size = found
+    names = {K.PUSH: "push" if spmsv else "top_down", K.PULL: "pull" if spmsv else "bottom_up"}
+    trace = [(i + 1, names[int(mode)], int(size), int(found), math.nan) for i, (mode, size, found) in enumerate(rows)]
     return BFSResult(parents, levels, source, algorithm, trace)

@@ -69,3 +69,112 @@ def test_graph500_driver_on_the_cuda_backend(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "NBFS: 2" in out and "harmonic_mean_TEPS" in out
     assert len(searches) == 1 + 3 + 1 + 2
+
+
+# ----------------------------------------------------------------------------------- work splitting, launch shapes
+
+def _symmetric(src, dst, n, idtype=np.int64):
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    return gk.Graph.from_coo(np.concatenate([src, dst]), np.concatenate([dst, src]), num_nodes=n, idtype=idtype)
+
+
+def _two_hubs():
+    """Hubs 0 and 1 both joined to leaves 2..49, the leaves in a ring: from a hub the first pull finds the
+    leaves and the second the other hub, whose in-list is over every lowered threshold."""
+    leaves = np.arange(2, 50)
+    src = np.concatenate([np.zeros(48, np.int64), np.ones(48, np.int64), leaves])
+    dst = np.concatenate([leaves, leaves, np.roll(leaves, 1)])
+    return _symmetric(src, dst, 50)
+
+
+def _star(n=40):
+    return _symmetric(np.zeros(n - 1, np.int64), np.arange(1, n), n)
+
+
+def _path(n=300):
+    return _symmetric(np.arange(n - 1), np.arange(1, n), n)
+
+
+@pytest.fixture
+def low_bfs_thresholds(monkeypatch):
+    """Out- and in-degrees from 3 go to groups, from 6 to a block, from 12 to the grid, groups of 8
+    threads: small graphs take every path of the searches."""
+    from graphkern.kernels.cuda import bfs as K
+
+    for name, value in (("PUSH_GROUP_DEGREE", 3), ("PUSH_BLOCK_DEGREE", 6), ("PUSH_GRID_DEGREE", 12),
+                        ("PULL_GROUP_DEGREE", 3), ("PULL_GRID_DEGREE", 12), ("GROUP_WIDTH", 8)):
+        monkeypatch.setattr(K, name, value)
+
+
+def _check(g, source, algorithm, directed=False, **rule):
+    """Levels and the per-level trace (step, frontier size, found) equal to the CPU backend's, the tree
+    valid by the Graph500 rules, and spmsv's parents exactly the CPU's (highest-labelled parent)."""
+    res = gk.bfs(g, source, algorithm=algorithm, backend="cuda", **rule)
+    ref = gk.bfs(g, source, algorithm=algorithm, backend="cpu", **rule)
+    np.testing.assert_array_equal(res.levels.copy_to_host(), ref.levels)
+    assert [t[:4] for t in res.trace] == [tuple(int(x) if i != 1 else x for i, x in enumerate(t[:4]))
+                                          for t in ref.trace]
+    gk.graph500.validate(g, source, res.parents, res.levels, directed=directed)
+    if algorithm == "spmsv":
+        np.testing.assert_array_equal(res.parents.copy_to_host(), ref.parents)
+    if algorithm == "bottom_up":  # every level a pull: the first frontier in-neighbour in CSC order
+        levels = ref.levels
+        indptr, indices = (np.asarray(a) for a in g.csc()[:2])
+        first = [next((u for u in indices[indptr[v]:indptr[v + 1]] if levels[u] == levels[v] - 1), -1)
+                 for v in range(g.num_nodes)]
+        first = np.where(levels > 0, first, np.where(levels == 0, source, -1))
+        np.testing.assert_array_equal(res.parents.copy_to_host(), first)
+    return res
+
+
+SHAPES = {"cooperative": (True, None), "cooperative_one_thread": (True, (1, 1)),
+          "cooperative_37_threads": (True, (1, 37)), "phases_3x5": (False, (3, 5)), "phases_default": (False, None)}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_hub_paths_under_any_launch_shape(algorithm, shape, low_bfs_thresholds, monkeypatch):
+    from graphkern import _bfs_cuda
+
+    cooperative, launch = SHAPES[shape]
+    monkeypatch.setattr(_bfs_cuda, "COOPERATIVE", cooperative)
+    monkeypatch.setattr(_bfs_cuda, "LAUNCH", launch)
+    g = _two_hubs()
+    for source in (0, 7):
+        _check(g, source, algorithm)
+    _check(g, 0, algorithm, alpha=0.5)  # direction-optimizing and spmsv push from the hubs too
+    src, dst, n = CASES["random_300"]()
+    _check(gk.Graph.from_coo(src, dst, num_nodes=n), 0, algorithm, directed=True)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_path_star_no_edges_isolated_source(algorithm, low_bfs_thresholds, idtype):
+    res = _check(_path(), 0, algorithm)
+    assert res.depth == 299 and len(res.trace) == 300 and res.trace[-1][3] == 0  # the last level finds none
+    star = _star()
+    _check(star, 0, algorithm)
+    _check(star, 5, algorithm)
+    src, dst, n = CASES["no_edges"]()
+    res = _check(gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype), 3, algorithm, directed=True)
+    assert res.num_reached == 1 and [t[3] for t in res.trace] == [0] and res.parents.dtype == idtype
+    g = gk.Graph.from_coo([0, 1, 2], [1, 2, 0], num_nodes=5, idtype=idtype)
+    res = _check(g, 4, algorithm, directed=True)
+    assert res.num_reached == 1 and [t[3] for t in res.trace] == [0]
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_default_thresholds_kronecker_symmetric(algorithm):
+    g = gk.graph.kronecker(6)
+    for source in gk.graph500.search_keys(g, 2):
+        _check(g, int(source), algorithm)
+
+
+def test_successive_searches_return_independent_arrays():
+    g = _path(40)
+    first = gk.bfs(g, 0, backend="cuda")
+    parents, levels = first.parents.copy_to_host(), first.levels.copy_to_host()
+    second = gk.bfs(g, 39, backend="cuda")
+    np.testing.assert_array_equal(first.parents.copy_to_host(), parents)
+    np.testing.assert_array_equal(first.levels.copy_to_host(), levels)
+    assert second.levels.copy_to_host()[0] == 39 and levels[39] == 39
+    assert all(a is not b for a in (first.parents, first.levels) for b in (second.parents, second.levels))

@@ -163,15 +163,21 @@ def exclusive_scan(values, out):
     """Exclusive prefix sum of ``values`` into ``out[:-1]``, the total into ``out[-1]`` (a CSR indptr
     from row counts). One block per tile of ``SCAN_TILE`` items; with several tiles, the tile totals are
     scanned recursively first."""
+    return _exclusive_scan(values, out, None)
+
+
+def _exclusive_scan(values, out, launch):
+    """:func:`exclusive_scan` with every kernel launched as ``launch`` (``(blocks, threads)``, at most
+    ``SCAN_THREADS`` threads), or sized to the work when ``None``."""
     n = values.size
     tiles = -(-n // SCAN_TILE)
     if tiles <= 1:
-        _tile_scan[1, grid_blocks(1, SCAN_THREADS)[1]](values, out, False, out)
+        _tile_scan[launch or (1, grid_blocks(1, SCAN_THREADS)[1])](values, out, False, out)
         return out
     totals = cuda.device_array(tiles, np.int64)
-    _tile_totals[grid_blocks(tiles, SCAN_THREADS)](values, totals)
-    offsets = exclusive_scan(totals, cuda.device_array(tiles + 1, np.int64))
-    _tile_scan[grid_blocks(tiles, SCAN_THREADS)](values, offsets, True, out)
+    _tile_totals[launch or grid_blocks(tiles, SCAN_THREADS)](values, totals)
+    offsets = _exclusive_scan(totals, cuda.device_array(tiles + 1, np.int64), launch)
+    _tile_scan[launch or grid_blocks(tiles, SCAN_THREADS)](values, offsets, True, out)
     return out
 
 
@@ -510,9 +516,10 @@ def _pass_bits(num_keys: int) -> list[tuple[int, int]]:
     return [(s, min(width, bits - s)) for s in range(0, bits, width)]
 
 
-def _radix_sort(keys, num_keys: int, v1, v1_mode: int, v2, v2_mode: int, dtype1, dtype2):
+def _radix_sort(keys, num_keys: int, v1, v1_mode: int, v2, v2_mode: int, dtype1, dtype2, launch=None):
     """Sort ``keys`` stably, carrying up to two values: ``(values1, values2)`` in key order. A value's mode
-    is 0 (none; ``None`` comes back), 1 (its input position) or 2 (read from the given array)."""
+    is 0 (none; ``None`` comes back), 1 (its input position) or 2 (read from the given array). ``launch``:
+    ``(blocks, threads)`` for every kernel (at most ``SORT_THREADS`` threads), or sized to the work."""
     n = keys.size
     dummy = cuda.device_array(1, keys.dtype)
     passes = _pass_bits(num_keys)
@@ -534,12 +541,12 @@ def _radix_sort(keys, num_keys: int, v1, v1_mode: int, v2, v2_mode: int, dtype1,
     bufs1 = [cuda.device_array(n, dtype1) for _ in range(2)] if v1_mode else [dummy, dummy]
     bufs2 = [cuda.device_array(n, dtype2) for _ in range(2)] if v2_mode else [dummy, dummy]
     k_in, a_in, b_in = keys, (v1 if v1_mode == 2 else dummy), (v2 if v2_mode == 2 else dummy)
-    launch = grid_blocks(tiles, SORT_THREADS)
+    launch = launch or grid_blocks(tiles, SORT_THREADS)
     for p, (shift, bits) in enumerate(passes):
         last = p == len(passes) - 1
         used = tiles << bits
         _tile_digit_counts[launch](k_in, shift, bits, counts)
-        exclusive_scan(counts[:used], offsets[:used + 1])
+        _exclusive_scan(counts[:used], offsets[:used + 1], launch)
         k_out = dummy if last else key_bufs[p % 2]
         a_out, b_out = bufs1[p % 2], bufs2[p % 2]
         _tile_sort_scatter[launch](k_in, a_in, b_in, v1_mode, v2_mode, not last, shift, bits, offsets,

@@ -49,8 +49,10 @@ RADIX = 1 << RADIX_BITS
 RANK_BITS = 4  # bits ranked per step inside a tile: 16 sub-digits, packed as 8 rows x two 16-bit lanes
 RANK_DIGITS = 1 << RANK_BITS
 RANK_ROWS = RANK_DIGITS // 2
+_ROW_BITS = RANK_BITS - 1
 SORT_THREADS = 256
-SORT_TILE = 2048  # items per tile: 8 per thread at SORT_THREADS; below 2**16 for the 16-bit counters
+SORT_TILE_BITS = 11
+SORT_TILE = 1 << SORT_TILE_BITS  # items per tile: 8 per thread at SORT_THREADS; below 2**16 (16-bit counters)
 SCAN_THREADS = 256
 SCAN_TILE = 2048
 REDUCE_THREADS = 256
@@ -424,7 +426,7 @@ def _tile_sort_scatter(keys, v1, v2, v1_mode, v2_mode, write_keys, shift, bits, 
     per = (SORT_TILE + nt - 1) // nt
     mask = (1 << bits) - 1
     buf = cuda.shared.array(SORT_TILE, np.int64)  # one array of the tile at a time, by input position
-    pk_a = cuda.shared.array(_PK_SIZE, np.int32)  # digit * SORT_TILE + input position, in rank order
+    pk_a = cuda.shared.array(_PK_SIZE, np.int32)  # digit << SORT_TILE_BITS | input position, in rank order
     pk_b = cuda.shared.array(_PK_SIZE, np.int32)
     cnt = cuda.shared.array(_CNT_SIZE, np.int32)  # (row, thread) words, two 16-bit sub-digit counters each
     part = cuda.shared.array(2 * SORT_THREADS, np.int32)
@@ -435,7 +437,7 @@ def _tile_sort_scatter(keys, v1, v2, v1_mode, v2_mode, write_keys, shift, bits, 
         for i in range(t, m, nt):  # coalesced
             k = keys[base + i]
             buf[i] = k
-            pk_a[_pad32(i)] = ((k >> shift) & mask) * SORT_TILE + i
+            pk_a[_pad32(i)] = (((k >> shift) & mask) << SORT_TILE_BITS) | i
         lo = min(m, t * per)  # this thread's blocked run: ranks stay in item order
         hi = min(m, lo + per)
         sub = 0
@@ -444,8 +446,8 @@ def _tile_sort_scatter(keys, v1, v2, v1_mode, v2_mode, write_keys, shift, bits, 
                 cnt[_pad32(r * nt + t)] = 0
             cuda.syncthreads()
             for i in range(lo, hi):
-                sd = ((pk_a[_pad32(i)] // SORT_TILE) >> sub) & (RANK_DIGITS - 1)
-                cnt[_pad32((sd % RANK_ROWS) * nt + t)] += 1 << (16 * (sd // RANK_ROWS))
+                sd = (pk_a[_pad32(i)] >> (SORT_TILE_BITS + sub)) & (RANK_DIGITS - 1)
+                cnt[_pad32((sd & (RANK_ROWS - 1)) * nt + t)] += 1 << (16 * (sd >> _ROW_BITS))
             cuda.syncthreads()
             # exclusive scan of the words in (row, thread) order; both lanes scan at once
             acc = 0
@@ -460,9 +462,9 @@ def _tile_sort_scatter(keys, v1, v2, v1_mode, v2_mode, write_keys, shift, bits, 
             low_total = total & 0xFFFF  # sub-digits of the high lane come after every low-lane one
             for i in range(lo, hi):
                 p = pk_a[_pad32(i)]
-                sd = ((p // SORT_TILE) >> sub) & (RANK_DIGITS - 1)
-                lane = sd // RANK_ROWS
-                slot = _pad32((sd % RANK_ROWS) * nt + t)
+                sd = (p >> (SORT_TILE_BITS + sub)) & (RANK_DIGITS - 1)
+                lane = sd >> _ROW_BITS
+                slot = _pad32((sd & (RANK_ROWS - 1)) * nt + t)
                 w = cnt[slot]
                 rank = (w >> (16 * lane)) & 0xFFFF
                 if lane:
@@ -477,15 +479,14 @@ def _tile_sort_scatter(keys, v1, v2, v1_mode, v2_mode, write_keys, shift, bits, 
         cuda.syncthreads()
         # run_start[d] -= rank of the tile's first item with digit d (each digit present has one first)
         for r in range(t, m, nt):
-            d = pk_a[_pad32(r)] // SORT_TILE
-            if r == 0 or pk_a[_pad32(r - 1)] // SORT_TILE != d:
+            d = pk_a[_pad32(r)] >> SORT_TILE_BITS
+            if r == 0 or pk_a[_pad32(r - 1)] >> SORT_TILE_BITS != d:
                 run_start[d] -= r
         cuda.syncthreads()
         if write_keys:
             for r in range(t, m, nt):  # consecutive ranks -> consecutive slots within a digit run
                 p = pk_a[_pad32(r)]
-                d = p // SORT_TILE
-                keys_out[run_start[d] + r] = buf[p - d * SORT_TILE]
+                keys_out[run_start[p >> SORT_TILE_BITS] + r] = buf[p & (SORT_TILE - 1)]
         for which in range(2):
             mode = v1_mode if which == 0 else v2_mode
             if mode == 2:
@@ -496,8 +497,8 @@ def _tile_sort_scatter(keys, v1, v2, v1_mode, v2_mode, write_keys, shift, bits, 
             if mode != 0:
                 for r in range(t, m, nt):
                     p = pk_a[_pad32(r)]
-                    d = p // SORT_TILE
-                    i = p - d * SORT_TILE
+                    d = p >> SORT_TILE_BITS
+                    i = p & (SORT_TILE - 1)
                     value = buf[i] if mode == 2 else base + i
                     if which == 0:
                         v1_out[run_start[d] + r] = value

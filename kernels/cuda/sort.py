@@ -539,8 +539,9 @@ def _radix_sort(keys, num_keys: int, v1, v1_mode: int, v2, v2_mode: int, dtype1,
     counts = cuda.device_array(RADIX * tiles, count_dtype)
     offsets = cuda.device_array(RADIX * tiles + 1, count_dtype)
     key_bufs = [cuda.device_array(n, keys.dtype) for _ in range(min(2, len(passes) - 1))]
-    bufs1 = [cuda.device_array(n, dtype1) for _ in range(2)] if v1_mode else [dummy, dummy]
-    bufs2 = [cuda.device_array(n, dtype2) for _ in range(2)] if v2_mode else [dummy, dummy]
+    ping_pong = min(2, len(passes))
+    bufs1 = [cuda.device_array(n, dtype1) if v1_mode else dummy for _ in range(ping_pong)]
+    bufs2 = [cuda.device_array(n, dtype2) if v2_mode else dummy for _ in range(ping_pong)]
     k_in, a_in, b_in = keys, (v1 if v1_mode == 2 else dummy), (v2 if v2_mode == 2 else dummy)
     launch = launch or grid_blocks(tiles, SORT_THREADS)
     for p, (shift, bits) in enumerate(passes):

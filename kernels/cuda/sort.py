@@ -61,6 +61,8 @@ REDUCE_THREADS = 256
 _PK_SIZE = SORT_TILE + SORT_TILE // 32
 _CNT_SIZE = RANK_ROWS * SORT_THREADS + RANK_ROWS * SORT_THREADS // 32
 _SCAN_SIZE = SCAN_TILE + SCAN_TILE // 16
+_SORT_PART = 2 * SORT_THREADS  # the two halves of a block scan's scratch
+_SCAN_PART = 2 * SCAN_THREADS
 _I64_MAX = np.int64(np.iinfo(np.int64).max)
 _I64_MIN = np.int64(np.iinfo(np.int64).min)
 
@@ -111,7 +113,7 @@ def _tile_totals(values, totals):
     n = values.size
     tiles = totals.size
     t = cuda.threadIdx.x
-    part = cuda.shared.array(2 * SCAN_THREADS, np.int64)
+    part = cuda.shared.array(_SCAN_PART, np.int64)
     for tile in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
         base = tile * SCAN_TILE
         end = min(n, base + SCAN_TILE)
@@ -132,7 +134,7 @@ def _tile_scan(values, tile_offsets, use_offsets, out):
     nt = cuda.blockDim.x
     per = (SCAN_TILE + nt - 1) // nt
     sh = cuda.shared.array(_SCAN_SIZE, np.int64)
-    part = cuda.shared.array(2 * SCAN_THREADS, np.int64)
+    part = cuda.shared.array(_SCAN_PART, np.int64)
     if n == 0 and cuda.blockIdx.x == 0 and t == 0:
         out[0] = 0
     for tile in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
@@ -429,7 +431,7 @@ def _tile_sort_scatter(keys, v1, v2, v1_mode, v2_mode, write_keys, shift, bits, 
     pk_a = cuda.shared.array(_PK_SIZE, np.int32)  # digit << SORT_TILE_BITS | input position, in rank order
     pk_b = cuda.shared.array(_PK_SIZE, np.int32)
     cnt = cuda.shared.array(_CNT_SIZE, np.int32)  # (row, thread) words, two 16-bit sub-digit counters each
-    part = cuda.shared.array(2 * SORT_THREADS, np.int32)
+    part = cuda.shared.array(_SORT_PART, np.int32)
     run_start = cuda.shared.array(RADIX, np.int64)  # output slot of the tile's first item of each digit
     for tile in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
         base = tile * SORT_TILE

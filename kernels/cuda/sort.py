@@ -1,12 +1,35 @@
 """Sorting and scanning on the GPU: the stable count sort behind every format change, prefix scans,
 histograms, and the small reductions that validate device input.
 
-The count sort is an LSD radix sort of a permutation, 8 bits a pass, over only the bits the keys use.
-Each pass splits the input into chunks of ``CHUNK`` items, one thread each: the thread counts its digits,
-a prefix scan over the ``(digit, chunk)`` table gives every chunk its start per digit, and the thread
-scatters its items in input order. Equal keys therefore keep their input order (the sort is stable and
-deterministic, unlike an atomic-decrement scatter such as STGraph's, research/gpma.md), which is what
-makes the CSR, CSC and reverse CSR with edge ids equal to the CPU backend's, slot for slot.
+The count sort is an LSD radix sort, at most ``RADIX_BITS`` bits a pass, over only the bits the keys use
+(the bits are spread evenly over the passes). The input is cut into tiles of ``SORT_TILE`` consecutive
+items, one block per tile at a time (tile-stride loops, so any grid is correct). Each pass is three
+launches:
+
+1. ``_tile_digit_counts``: a block loads its tile with coalesced reads and counts the tile's digits in a
+   shared-memory histogram; the counts go to a digit-major ``(digit, tile)`` table.
+2. :func:`exclusive_scan` of that table: the start of every ``(digit, tile)`` run in the output.
+3. ``_tile_sort_scatter``: the block loads the tile again (coalesced), ranks every item stably inside
+   the tile by its digit, and writes the keys and the values carried along (``buf``, staged in shared
+   memory one array at a time) to ``run start + rank - first rank of the digit in the tile``. Threads
+   with consecutive ranks write consecutive addresses while they are in the same digit run, so the
+   scatter is as coalesced as the digit runs are long.
+
+The stable rank inside a tile is an LSD sort of the digit in ``RANK_BITS``-bit steps, CUB
+``BlockRadixRank`` style without warp primitives: thread ``t`` owns a blocked run of consecutive items
+and one counter per sub-digit; a block scan over the counters in ``(sub-digit, thread)`` order gives
+every item its rank, and equal sub-digits keep their order because the counters are scanned in item
+order. Two 16-bit counters are packed per 32-bit word (a tile holds fewer than 2**16 items), which halves
+the counters' shared memory and the scan. Keys and values travel with the sort (ping-pong buffers):
+nothing is gathered through a permutation, and the last pass does not write keys.
+
+Equal keys therefore keep their input order (the sort is stable and deterministic, unlike an
+atomic-decrement scatter), which is what makes the CSR, CSC and reverse CSR with edge ids equal to the
+CPU backend's, slot for slot.
+
+Scans are block-cooperative reduce-then-scan over tiles of ``SCAN_TILE`` items (coalesced loads, a
+shared-memory block scan, tile totals scanned recursively). The validation reductions reduce in shared
+memory and then make one atomic per block.
 
 Same function names as :mod:`graphkern.kernels.cpu.sort`; arguments are device arrays.
 """
@@ -16,61 +39,149 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from .launch import grid_1d
+from .launch import grid_1d, grid_blocks
 
-RADIX_BITS = 8
+# Tuning constants (measured by ``python3 tools/gpu_check.py``, row "count sort coo->csc"). Shared-memory
+# arrays are sized by them, so they are compile-time constants; every kernel is correct with any block of
+# at most its ``*_THREADS`` threads (one block of 64 threads in the simulator).
+RADIX_BITS = 8  # bits a pass at most: 256 digits, so a 22-bit key space takes 3 passes
 RADIX = 1 << RADIX_BITS
-CHUNK = 256  # items per thread in a radix pass
-SCAN_CHUNK = 64  # items per thread in a scan pass
+RANK_BITS = 4  # bits ranked per step inside a tile: 16 sub-digits, packed as 8 rows x two 16-bit lanes
+RANK_DIGITS = 1 << RANK_BITS
+RANK_ROWS = RANK_DIGITS // 2
+_ROW_BITS = RANK_BITS - 1
+SORT_THREADS = 256
+SORT_TILE_BITS = 11
+SORT_TILE = 1 << SORT_TILE_BITS  # items per tile: 8 per thread at SORT_THREADS; below 2**16 (16-bit counters)
+SCAN_THREADS = 256
+SCAN_TILE = 2048
+REDUCE_THREADS = 256
+
+# shared sizes: a pad word every 32 int32 words (every 16 int64) keeps blocked per-thread runs off one bank
+_PK_SIZE = SORT_TILE + SORT_TILE // 32
+_CNT_SIZE = RANK_ROWS * SORT_THREADS + RANK_ROWS * SORT_THREADS // 32
+_SCAN_SIZE = SCAN_TILE + SCAN_TILE // 16
+_SORT_PART = 2 * SORT_THREADS  # the two halves of a block scan's scratch
+_SCAN_PART = 2 * SCAN_THREADS
+_I64_MAX = np.int64(np.iinfo(np.int64).max)
+_I64_MIN = np.int64(np.iinfo(np.int64).min)
+
+
+# ------------------------------------------------------------------------------- block-level helpers
+
+@cuda.jit(device=True, inline=True)
+def _pad32(i):
+    return i + (i >> 5)
+
+
+@cuda.jit(device=True, inline=True)
+def _pad16(i):
+    return i + (i >> 4)
+
+
+@cuda.jit(device=True)
+def _block_exclusive_scan(part, value):
+    """``(exclusive prefix, block total)`` of one ``value`` per thread, in thread order. ``part`` is a
+    shared scratch of two halves of at least ``blockDim.x`` slots (Hillis-Steele, ping-pong halves, one
+    barrier a step). Every thread of the block must call it."""
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    half = part.size // 2
+    src = 0
+    dst = half
+    part[t] = value
+    cuda.syncthreads()
+    step = 1
+    while step < nt:
+        v = part[src + t]
+        if t >= step:
+            v += part[src + t - step]
+        part[dst + t] = v
+        cuda.syncthreads()
+        src, dst = dst, src
+        step *= 2
+    inclusive = part[src + t]
+    total = part[src + nt - 1]
+    cuda.syncthreads()  # the next call overwrites part
+    return inclusive - value, total
 
 
 # ------------------------------------------------------------------------------------------ scans
 
 @cuda.jit
-def _serial_scan(values, out):
-    if cuda.grid(1) == 0:
-        run = 0
-        for i in range(values.size):
-            out[i] = run
-            run += values[i]
-        out[values.size] = run
-
-
-@cuda.jit
-def _chunk_totals(values, totals):
+def _tile_totals(values, totals):
     n = values.size
-    for c in range(cuda.grid(1), totals.size, cuda.gridsize(1)):
+    tiles = totals.size
+    t = cuda.threadIdx.x
+    part = cuda.shared.array(_SCAN_PART, np.int64)
+    for tile in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
+        base = tile * SCAN_TILE
+        end = min(n, base + SCAN_TILE)
         acc = 0
-        for i in range(c * SCAN_CHUNK, min(n, (c + 1) * SCAN_CHUNK)):
+        for i in range(base + t, end, cuda.blockDim.x):
             acc += values[i]
-        totals[c] = acc
+        _, total = _block_exclusive_scan(part, acc)
+        if t == 0:
+            totals[tile] = total
 
 
 @cuda.jit
-def _chunk_scan(values, offsets, out):
+def _tile_scan(values, tile_offsets, use_offsets, out):
+    """Exclusive scan of every tile plus its offset; the last tile also writes the total to ``out[n]``."""
     n = values.size
-    chunks = offsets.size - 1
-    for c in range(cuda.grid(1), chunks, cuda.gridsize(1)):
-        run = offsets[c]
-        for i in range(c * SCAN_CHUNK, min(n, (c + 1) * SCAN_CHUNK)):
-            out[i] = run
-            run += values[i]
-        if c == chunks - 1:
-            out[n] = run
+    tiles = (n + SCAN_TILE - 1) // SCAN_TILE
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    per = (SCAN_TILE + nt - 1) // nt
+    sh = cuda.shared.array(_SCAN_SIZE, np.int64)
+    part = cuda.shared.array(_SCAN_PART, np.int64)
+    if n == 0 and cuda.blockIdx.x == 0 and t == 0:
+        out[0] = 0
+    for tile in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
+        base = tile * SCAN_TILE
+        m = min(SCAN_TILE, n - base)
+        for i in range(t, m, nt):  # coalesced
+            sh[_pad16(i)] = values[base + i]
+        cuda.syncthreads()
+        lo = min(m, t * per)  # a blocked run per thread, in item order
+        hi = min(m, lo + per)
+        acc = 0
+        for i in range(lo, hi):
+            acc += sh[_pad16(i)]
+        excl, total = _block_exclusive_scan(part, acc)
+        start = tile_offsets[tile] if use_offsets else 0
+        run = start + excl
+        for i in range(lo, hi):
+            v = sh[_pad16(i)]
+            sh[_pad16(i)] = run
+            run += v
+        cuda.syncthreads()
+        for i in range(t, m, nt):
+            out[base + i] = sh[_pad16(i)]
+        if tile == tiles - 1 and t == 0:
+            out[n] = start + total
+        cuda.syncthreads()  # sh is reused by the next tile
 
 
 def exclusive_scan(values, out):
     """Exclusive prefix sum of ``values`` into ``out[:-1]``, the total into ``out[-1]`` (a CSR indptr
-    from row counts). Reduce-then-scan over chunks, recursively over the chunk totals."""
+    from row counts). One block per tile of ``SCAN_TILE`` items; with several tiles, the tile totals are
+    scanned recursively first."""
+    return _exclusive_scan(values, out, None)
+
+
+def _exclusive_scan(values, out, launch):
+    """:func:`exclusive_scan` with every kernel launched as ``launch`` (``(blocks, threads)``, at most
+    ``SCAN_THREADS`` threads), or sized to the work when ``None``."""
     n = values.size
-    if n <= SCAN_CHUNK:
-        _serial_scan[1, 1](values, out)
+    tiles = -(-n // SCAN_TILE)
+    if tiles <= 1:
+        _tile_scan[launch or (1, grid_blocks(1, SCAN_THREADS)[1])](values, out, False, out)
         return out
-    chunks = -(-n // SCAN_CHUNK)
-    totals = cuda.device_array(chunks, np.int64)
-    _chunk_totals[grid_1d(chunks)](values, totals)
-    offsets = exclusive_scan(totals, cuda.device_array(chunks + 1, np.int64))
-    _chunk_scan[grid_1d(chunks)](values, offsets, out)
+    totals = cuda.device_array(tiles, np.int64)
+    _tile_totals[launch or grid_blocks(tiles, SCAN_THREADS)](values, totals)
+    offsets = _exclusive_scan(totals, cuda.device_array(tiles + 1, np.int64), launch)
+    _tile_scan[launch or grid_blocks(tiles, SCAN_THREADS)](values, offsets, True, out)
     return out
 
 
@@ -185,39 +296,85 @@ def gather(values, perm, out):
 
 # ------------------------------------------------------------------------------ validation reductions
 
+@cuda.jit(device=True)
+def _block_reduce(lo_s, hi_s, lo, hi):
+    """Block-wide ``(min of lo, max of hi)`` by a tree in shared memory, for any block size up to
+    ``REDUCE_THREADS``; the result is valid in thread 0. Every thread of the block must call it."""
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    lo_s[t] = lo
+    hi_s[t] = hi
+    cuda.syncthreads()
+    s = 1
+    while s < nt:
+        s *= 2
+    s //= 2
+    while s > 0:
+        if t < s and t + s < nt:
+            lo_s[t] = min(lo_s[t], lo_s[t + s])
+            hi_s[t] = max(hi_s[t], hi_s[t + s])
+        cuda.syncthreads()
+        s //= 2
+    return lo_s[0], hi_s[0]
+
+
 @cuda.jit
 def _min_max(values, result):
+    lo_s = cuda.shared.array(REDUCE_THREADS, np.int64)
+    hi_s = cuda.shared.array(REDUCE_THREADS, np.int64)
+    lo = _I64_MAX
+    hi = _I64_MIN
     for i in range(cuda.grid(1), values.size, cuda.gridsize(1)):
-        cuda.atomic.min(result, 0, values[i])
-        cuda.atomic.max(result, 1, values[i])
+        v = values[i]
+        lo = min(lo, v)
+        hi = max(hi, v)
+    lo, hi = _block_reduce(lo_s, hi_s, lo, hi)
+    if cuda.threadIdx.x == 0 and lo <= hi:  # one atomic each per block, none for a block without items
+        cuda.atomic.min(result, 0, lo)
+        cuda.atomic.max(result, 1, hi)
 
 
 def min_max(values) -> tuple[int, int]:
     """``(min, max)`` of a non-empty integer device array; only two scalars come back to the host."""
     result = cuda.to_device(np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min], dtype=np.int64))
-    _min_max[grid_1d(values.size)](values, result)
+    _min_max[grid_1d(values.size, REDUCE_THREADS)](values, result)
     lo, hi = result.copy_to_host()
     return int(lo), int(hi)
 
 
 @cuda.jit
 def _first_where_outside(values, low, high, result):
+    lo_s = cuda.shared.array(REDUCE_THREADS, np.int64)
+    hi_s = cuda.shared.array(REDUCE_THREADS, np.int64)
+    first = _I64_MAX
     for i in range(cuda.grid(1), values.size, cuda.gridsize(1)):
         if values[i] < low or values[i] >= high:
-            cuda.atomic.min(result, 0, i)
+            first = i  # a thread's positions increase, so its first hit is its smallest
+            break
+    first, _ = _block_reduce(lo_s, hi_s, first, first)
+    if cuda.threadIdx.x == 0 and first != _I64_MAX:
+        cuda.atomic.min(result, 0, first)
 
 
 @cuda.jit
 def _first_descent(indptr, result):
+    lo_s = cuda.shared.array(REDUCE_THREADS, np.int64)
+    hi_s = cuda.shared.array(REDUCE_THREADS, np.int64)
+    first = _I64_MAX
     for i in range(cuda.grid(1), indptr.size - 1, cuda.gridsize(1)):
         if indptr[i] > indptr[i + 1]:
-            cuda.atomic.min(result, 0, i)
+            first = i
+            break
+    first, _ = _block_reduce(lo_s, hi_s, first, first)
+    if cuda.threadIdx.x == 0 and first != _I64_MAX:
+        cuda.atomic.min(result, 0, first)
 
 
 def first_outside(values, low: int, high: int) -> int:
     """The first position whose value is outside ``[low, high)``, or -1."""
     result = cuda.to_device(np.array([values.size], dtype=np.int64))
-    _first_where_outside[grid_1d(values.size)](values, low, high, result)
+    if values.size:
+        _first_where_outside[grid_1d(values.size, REDUCE_THREADS)](values, low, high, result)
     pos = int(result.copy_to_host()[0])
     return -1 if pos == values.size else pos
 
@@ -226,7 +383,7 @@ def first_descent(indptr) -> int:
     """The first ``i`` with ``indptr[i] > indptr[i+1]``, or -1."""
     result = cuda.to_device(np.array([indptr.size], dtype=np.int64))
     if indptr.size > 1:
-        _first_descent[grid_1d(indptr.size)](indptr, result)
+        _first_descent[grid_1d(indptr.size, REDUCE_THREADS)](indptr, result)
     pos = int(result.copy_to_host()[0])
     return -1 if pos == indptr.size else pos
 
@@ -234,55 +391,180 @@ def first_descent(indptr) -> int:
 # ------------------------------------------------------------------------------------ the count sort
 
 @cuda.jit
-def _digit_counts(keys, perm, use_perm, shift, counts):
+def _tile_digit_counts(keys, shift, bits, counts):
+    """``counts[d * tiles + tile]``: how many keys of the tile have digit ``d`` (``bits`` bits from
+    ``shift``)."""
     n = keys.size
-    chunks = counts.size // RADIX
-    local = cuda.local.array(RADIX, np.int64)
-    for c in range(cuda.grid(1), chunks, cuda.gridsize(1)):
-        for d in range(RADIX):
-            local[d] = 0
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            k = keys[perm[i]] if use_perm else keys[i]
-            local[(k >> shift) & (RADIX - 1)] += 1
-        for d in range(RADIX):
-            counts[d * chunks + c] = local[d]
+    tiles = (n + SORT_TILE - 1) // SORT_TILE
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    digits = 1 << bits
+    mask = digits - 1
+    hist = cuda.shared.array(RADIX, np.int32)
+    for tile in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
+        base = tile * SORT_TILE
+        end = min(n, base + SORT_TILE)
+        for d in range(t, digits, nt):
+            hist[d] = 0
+        cuda.syncthreads()
+        for i in range(base + t, end, nt):
+            cuda.atomic.add(hist, (keys[i] >> shift) & mask, 1)
+        cuda.syncthreads()
+        for d in range(t, digits, nt):
+            counts[d * tiles + tile] = hist[d]
+        cuda.syncthreads()  # hist is reset by the next tile
 
 
 @cuda.jit
-def _digit_scatter(keys, perm, use_perm, shift, offsets, perm_out):
+def _tile_sort_scatter(keys, v1, v2, v1_mode, v2_mode, write_keys, shift, bits, offsets,
+                       keys_out, v1_out, v2_out):
+    """One pass of the count sort: every tile ranked stably by its digit, then keys and values scattered
+    to ``offsets[d * tiles + tile]`` plus the rank within the tile's run of digit ``d``. A value mode is
+    0 (no such value), 1 (the value is the item's input position) or 2 (read from ``v1``/``v2``)."""
     n = keys.size
-    chunks = (offsets.size - 1) // RADIX
-    local = cuda.local.array(RADIX, np.int64)
-    for c in range(cuda.grid(1), chunks, cuda.gridsize(1)):
-        for d in range(RADIX):
-            local[d] = offsets[d * chunks + c]
-        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            src = perm[i] if use_perm else i
-            d = (keys[src] >> shift) & (RADIX - 1)
-            perm_out[local[d]] = src
-            local[d] += 1
+    tiles = (n + SORT_TILE - 1) // SORT_TILE
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    per = (SORT_TILE + nt - 1) // nt
+    mask = (1 << bits) - 1
+    buf = cuda.shared.array(SORT_TILE, np.int64)  # one array of the tile at a time, by input position
+    pk_a = cuda.shared.array(_PK_SIZE, np.int32)  # digit << SORT_TILE_BITS | input position, in rank order
+    pk_b = cuda.shared.array(_PK_SIZE, np.int32)
+    cnt = cuda.shared.array(_CNT_SIZE, np.int32)  # (row, thread) words, two 16-bit sub-digit counters each
+    part = cuda.shared.array(_SORT_PART, np.int32)
+    run_start = cuda.shared.array(RADIX, np.int64)  # output slot of the tile's first item of each digit
+    for tile in range(cuda.blockIdx.x, tiles, cuda.gridDim.x):
+        base = tile * SORT_TILE
+        m = min(SORT_TILE, n - base)
+        for i in range(t, m, nt):  # coalesced
+            k = keys[base + i]
+            buf[i] = k
+            pk_a[_pad32(i)] = (((k >> shift) & mask) << SORT_TILE_BITS) | i
+        lo = min(m, t * per)  # this thread's blocked run: ranks stay in item order
+        hi = min(m, lo + per)
+        sub = 0
+        while sub < bits:
+            for r in range(RANK_ROWS):
+                cnt[_pad32(r * nt + t)] = 0
+            cuda.syncthreads()
+            for i in range(lo, hi):
+                sd = (pk_a[_pad32(i)] >> (SORT_TILE_BITS + sub)) & (RANK_DIGITS - 1)
+                cnt[_pad32((sd & (RANK_ROWS - 1)) * nt + t)] += 1 << (16 * (sd >> _ROW_BITS))
+            cuda.syncthreads()
+            # exclusive scan of the words in (row, thread) order; both lanes scan at once
+            acc = 0
+            for q in range(t * RANK_ROWS, (t + 1) * RANK_ROWS):
+                acc += cnt[_pad32(q)]
+            excl, total = _block_exclusive_scan(part, acc)
+            for q in range(t * RANK_ROWS, (t + 1) * RANK_ROWS):
+                w = cnt[_pad32(q)]
+                cnt[_pad32(q)] = excl
+                excl += w
+            cuda.syncthreads()
+            low_total = total & 0xFFFF  # sub-digits of the high lane come after every low-lane one
+            for i in range(lo, hi):
+                p = pk_a[_pad32(i)]
+                sd = (p >> (SORT_TILE_BITS + sub)) & (RANK_DIGITS - 1)
+                lane = sd >> _ROW_BITS
+                slot = _pad32((sd & (RANK_ROWS - 1)) * nt + t)
+                w = cnt[slot]
+                rank = (w >> (16 * lane)) & 0xFFFF
+                if lane:
+                    rank += low_total
+                cnt[slot] = w + (1 << (16 * lane))
+                pk_b[_pad32(rank)] = p
+            cuda.syncthreads()
+            pk_a, pk_b = pk_b, pk_a
+            sub += RANK_BITS
+        for d in range(t, mask + 1, nt):
+            run_start[d] = offsets[d * tiles + tile]
+        cuda.syncthreads()
+        # run_start[d] -= rank of the tile's first item with digit d (each digit present has one first)
+        for r in range(t, m, nt):
+            d = pk_a[_pad32(r)] >> SORT_TILE_BITS
+            if r == 0 or pk_a[_pad32(r - 1)] >> SORT_TILE_BITS != d:
+                run_start[d] -= r
+        cuda.syncthreads()
+        if write_keys:
+            for r in range(t, m, nt):  # consecutive ranks -> consecutive slots within a digit run
+                p = pk_a[_pad32(r)]
+                keys_out[run_start[p >> SORT_TILE_BITS] + r] = buf[p & (SORT_TILE - 1)]
+        for which in range(2):
+            mode = v1_mode if which == 0 else v2_mode
+            if mode == 2:
+                cuda.syncthreads()  # buf still read by the previous array's scatter
+                for i in range(t, m, nt):
+                    buf[i] = v1[base + i] if which == 0 else v2[base + i]
+                cuda.syncthreads()
+            if mode != 0:
+                for r in range(t, m, nt):
+                    p = pk_a[_pad32(r)]
+                    d = p >> SORT_TILE_BITS
+                    i = p & (SORT_TILE - 1)
+                    value = buf[i] if mode == 2 else base + i
+                    if which == 0:
+                        v1_out[run_start[d] + r] = value
+                    else:
+                        v2_out[run_start[d] + r] = value
+        cuda.syncthreads()  # the next tile overwrites buf, pk_a and run_start
+
+
+def _pass_bits(num_keys: int) -> list[tuple[int, int]]:
+    """``(shift, bits)`` of every pass: the key bits in use, spread evenly over the fewest passes."""
+    bits = max(int(num_keys) - 1, 0).bit_length()
+    passes = -(-bits // RADIX_BITS)
+    if passes == 0:
+        return []
+    width = -(-bits // passes)
+    return [(s, min(width, bits - s)) for s in range(0, bits, width)]
+
+
+def _radix_sort(keys, num_keys: int, v1, v1_mode: int, v2, v2_mode: int, dtype1, dtype2, launch=None):
+    """Sort ``keys`` stably, carrying up to two values: ``(values1, values2)`` in key order. A value's mode
+    is 0 (none; ``None`` comes back), 1 (its input position) or 2 (read from the given array). ``launch``:
+    ``(blocks, threads)`` for every kernel (at most ``SORT_THREADS`` threads), or sized to the work."""
+    n = keys.size
+    dummy = cuda.device_array(1, keys.dtype)
+    passes = _pass_bits(num_keys)
+    tiles = -(-n // SORT_TILE)
+    if n == 0 or not passes:  # nothing to reorder
+        outs = []
+        for values, mode, dtype in ((v1, v1_mode, dtype1), (v2, v2_mode, dtype2)):
+            if mode == 0:
+                outs.append(None)
+            elif mode == 1:
+                outs.append(arange(n, dtype))
+            else:
+                outs.append(cast(values, cuda.device_array(n, dtype)))
+        return outs[0], outs[1]
+    count_dtype = np.int32 if n < 2**31 else np.int64
+    counts = cuda.device_array(RADIX * tiles, count_dtype)
+    offsets = cuda.device_array(RADIX * tiles + 1, count_dtype)
+    key_bufs = [cuda.device_array(n, keys.dtype) for _ in range(min(2, len(passes) - 1))]
+    ping_pong = min(2, len(passes))
+    bufs1 = [cuda.device_array(n, dtype1) if v1_mode else dummy for _ in range(ping_pong)]
+    bufs2 = [cuda.device_array(n, dtype2) if v2_mode else dummy for _ in range(ping_pong)]
+    k_in, a_in, b_in = keys, (v1 if v1_mode == 2 else dummy), (v2 if v2_mode == 2 else dummy)
+    launch = launch or grid_blocks(tiles, SORT_THREADS)
+    for p, (shift, bits) in enumerate(passes):
+        last = p == len(passes) - 1
+        used = tiles << bits
+        _tile_digit_counts[launch](k_in, shift, bits, counts)
+        _exclusive_scan(counts[:used], offsets[:used + 1], launch)
+        k_out = dummy if last else key_bufs[p % 2]
+        a_out, b_out = bufs1[p % 2], bufs2[p % 2]
+        _tile_sort_scatter[launch](k_in, a_in, b_in, v1_mode, v2_mode, not last, shift, bits, offsets,
+                                   k_out, a_out, b_out)
+        k_in, a_in, b_in = k_out, a_out, b_out
+        v1_mode = 2 if v1_mode else 0  # carried from the second pass on
+        v2_mode = 2 if v2_mode else 0
+    return (a_in if v1_mode else None), (b_in if v2_mode else None)
 
 
 def sort_permutation(keys, num_keys: int, index_dtype):
     """The stable sorting permutation of integer ``keys`` in ``[0, num_keys)``: ``keys[perm]`` is sorted
     and equal keys keep their input order."""
-    n = keys.size
-    bits = max(int(num_keys) - 1, 0).bit_length()
-    passes = -(-bits // RADIX_BITS)
-    if n == 0 or passes == 0:
-        return arange(n, index_dtype)
-    chunks = -(-n // CHUNK)
-    counts = cuda.device_array(RADIX * chunks, np.int64)
-    offsets = cuda.device_array(RADIX * chunks + 1, np.int64)
-    perm = cuda.device_array(n, index_dtype)
-    other = cuda.device_array(n, index_dtype)
-    blocks, threads = grid_1d(chunks)
-    for p in range(passes):
-        shift = p * RADIX_BITS
-        _digit_counts[blocks, threads](keys, perm, p > 0, shift, counts)
-        exclusive_scan(counts, offsets)
-        _digit_scatter[blocks, threads](keys, perm, p > 0, shift, offsets, other)
-        perm, other = other, perm
+    perm, _ = _radix_sort(keys, num_keys, None, 1, None, 0, index_dtype, index_dtype)
     return perm
 
 
@@ -295,11 +577,11 @@ def count_sort(keys, num_keys: int, index_dtype=np.int64):
 
 def coo_to_compressed(rows, cols, eids, num_rows: int):
     """Compress a COO by ``rows`` (stable): ``(indptr, indices, out_eids)``; ``eids=None`` means edge ``i``
-    is slot ``i``."""
+    is slot ``i``. The columns and edge ids travel with the sort's keys, so nothing is gathered."""
     dtype = cols.dtype
-    indptr, perm = count_sort(rows, num_rows, dtype)
-    indices = gather(cols, perm, cuda.device_array(cols.size, dtype))
-    out_eids = perm if eids is None else gather(eids, perm, cuda.device_array(cols.size, dtype))
+    indptr = cuda.device_array(int(num_rows) + 1, dtype)
+    exclusive_scan(histogram(rows, num_rows, np.int64), indptr)
+    indices, out_eids = _radix_sort(rows, num_rows, cols, 2, eids, 1 if eids is None else 2, dtype, dtype)
     return indptr, indices, out_eids
 
 

@@ -613,11 +613,34 @@ class Check:
 FAMILIES = ("sort", "spmm", "sddmm", "softmax", "bfs", "torch", "gpma")  # gpma needs no static graph
 
 
-def lower_hub_thresholds(degree: int = 16) -> None:
-    """At --quick sizes no row is a hub: lower the thresholds so that the hub kernels run too."""
-    from graphkern.kernels.cuda import spmm
+# At --quick sizes no row is a hub: these module thresholds are lowered so that every hub path runs too
+# (module, name, value); a name a module does not have is skipped, so the list may run ahead of the code.
+QUICK_THRESHOLDS = [
+    ("graphkern.kernels.cuda.spmm", "HUB_DEGREE", 16),
+    ("graphkern.kernels.cuda.edge_softmax", "SMALL_DEGREE", 4),
+    ("graphkern.kernels.cuda.edge_softmax", "HUB_DEGREE", 16),
+    ("graphkern.kernels.cuda.edge_softmax", "CHUNK_EDGES", 8),
+    ("graphkern.kernels.cuda.bfs", "PUSH_GROUP_DEGREE", 3),
+    ("graphkern.kernels.cuda.bfs", "PUSH_BLOCK_DEGREE", 6),
+    ("graphkern.kernels.cuda.bfs", "PUSH_GRID_DEGREE", 12),
+    ("graphkern.kernels.cuda.bfs", "PULL_GROUP_DEGREE", 3),
+    ("graphkern.kernels.cuda.bfs", "PULL_GRID_DEGREE", 12),
+    ("graphkern.graph.dynamic_cuda", "SMALL_WINDOW", 16),
+    ("graphkern.graph.dynamic_cuda", "WIDE_WINDOW", 64),
+]
 
-    spmm.HUB_DEGREE = degree
+
+def lower_hub_thresholds() -> list[str]:
+    """Lower :data:`QUICK_THRESHOLDS`; returns what was changed."""
+    import importlib
+
+    changed = []
+    for module_name, name, value in QUICK_THRESHOLDS:
+        module = importlib.import_module(module_name)
+        if hasattr(module, name):
+            setattr(module, name, value)
+            changed.append(f"{module_name.rsplit('.', 1)[1]}.{name}={value}")
+    return changed
 
 
 def parse(argv):
@@ -647,7 +670,7 @@ def main(argv=None) -> int:
     use_checkout()
     print(f"toolchain: {probe_toolchain()}", flush=True)
     if args.quick:
-        lower_hub_thresholds()
+        print(f"thresholds lowered: {', '.join(lower_hub_thresholds())}", flush=True)
     report = Report(args.json)
     Check(args, report).run()
     print()

@@ -161,10 +161,25 @@ def sddmm(g, the_plan, op, L, R, lhs_target, rhs_target, bcast):
     return out
 
 
+def _softmax_rows(dg, fmt: str):
+    """The non-empty rows of ``fmt`` by degree class (:func:`kernels.cuda.edge_softmax.classify_rows`):
+    ``((rows, count), ...)`` on the device, made once per graph and thresholds."""
+    from .kernels.cuda import edge_softmax as K
+
+    key = ("cuda_softmax_rows", fmt, K.SMALL_DEGREE, K.HUB_DEGREE)
+    lists = dg._cache.get(key)
+    if lists is None:
+        classes = K.classify_rows(_cuda.to_host(dg._raw(fmt)[0]))
+        lists = tuple((_cuda.to_device("rows", rows if rows.size else np.zeros(1, np.int64)), int(rows.size))
+                      for rows in classes)
+        dg._cache[key] = lists
+    return lists
+
+
 def edge_softmax(g, the_plan, z):
     """Softmax of ``z`` (device, ``(num_edge_ids, ...)``) over each row of the plan's format."""
-    from .kernels.cuda.edge_softmax import edge_softmax_rows_kernel
-    from .kernels.cuda.launch import grid_warps
+    from .kernels.cuda import edge_softmax as K
+    from .kernels.cuda.launch import grid_blocks, grid_warps
 
     dg = device_graph(g)
     if not g.num_edge_ids:
@@ -174,6 +189,15 @@ def edge_softmax(g, the_plan, z):
     if g.num_edges and z2.shape[1]:
         indptr, _, eids = dg._raw(the_plan.format)
         has_eids = not dg.eids_are_identity(the_plan.format)
-        kernel = edge_softmax_rows_kernel(accumulator(z.dtype))
-        kernel[grid_warps(indptr.size - 1)](indptr, eids if has_eids else indptr, has_eids, z2, out)
+        eids = eids if has_eids else indptr
+        acc = accumulator(z.dtype)
+        (small, n_small), (medium, n_medium), (hubs, n_hubs) = _softmax_rows(dg, the_plan.format)
+        rows = K.rows_kernel(acc)
+        if n_small:
+            groups_per_warp = K.WARP // K.SMALL_WIDTH
+            rows[grid_warps(-(-n_small // groups_per_warp))](small, indptr, eids, has_eids, z2, out, K.SMALL_WIDTH)
+        if n_medium:
+            rows[grid_warps(n_medium)](medium, indptr, eids, has_eids, z2, out, K.WARP)
+        if n_hubs:
+            K.hub_kernel(acc)[grid_blocks(n_hubs, K.HUB_BLOCK)](hubs, indptr, eids, has_eids, z2, out)
     return out.reshape(*z.shape)

@@ -105,3 +105,23 @@ def low_hub_degree(monkeypatch):
     from graphkern.kernels.cuda import spmm
 
     monkeypatch.setattr(spmm, "HUB_DEGREE", 16)
+
+
+@pytest.fixture
+def low_softmax_degrees(monkeypatch):
+    """Edge softmax: rows of at most 2 edges share a warp, rows above 6 edges get a block each."""
+    from graphkern.kernels.cuda import edge_softmax
+
+    monkeypatch.setattr(edge_softmax, "SMALL_DEGREE", 2)
+    monkeypatch.setattr(edge_softmax, "HUB_DEGREE", 6)
+
+
+def degree_ladder(degrees, seed=0):
+    """``(src, dst, n)``: destination ``i`` gets ``degrees[i]`` in-edges from random sources, the edges
+    shuffled (so the CSC reaches them through a permutation)."""
+    rng = np.random.default_rng(seed)
+    n = len(degrees)
+    dst = np.repeat(np.arange(n), degrees)
+    src = rng.integers(0, n, dst.size)
+    order = rng.permutation(dst.size)
+    return src[order], dst[order], n

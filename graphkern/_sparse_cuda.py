@@ -98,7 +98,7 @@ def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
         if num_hubs:
             from .kernels.cuda.launch import grid_blocks
 
-            hub[grid_blocks(num_hubs)](*args)
+            hub[grid_blocks(num_hubs, K.HUB_BLOCK)](*args)
         return out, arg_u, arg_e
     src, dst, eids = dg._raw("coo")
     has_eids = not dg.eids_are_identity("coo")

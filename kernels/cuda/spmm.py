@@ -26,11 +26,15 @@ import numpy as np
 from numba import cuda
 
 from ..cpu.spmm import OPS, REDUCERS  # noqa: F401  (the same names on both backends)
-from .launch import BLOCK, WARP
+from .launch import WARP
 
 _OP_CODE = {name: i for i, name in enumerate(OPS)}
-# rows with more in-edges than this are reduced by a block instead of a warp
+# rows with more in-edges than this are reduced by a block of HUB_BLOCK threads instead of a warp
+# (`python3 tools/gpu_check.py`, rows "copy_u_sum" and "copy_u_max", measure both)
 HUB_DEGREE = 2048
+HUB_BLOCK = 512
+# edges a lane of the CSC kernels loads at a time (reduce_range spells the four out)
+UNROLL = 4
 
 
 def _accumulator(acc: str):
@@ -38,7 +42,11 @@ def _accumulator(acc: str):
 
 
 def make_message(op: str, pattern: tuple, acc: str):
-    """A device function ``message(x, w, u, e, k, A, B, loff, roff) -> acc`` for one (op, pattern)."""
+    """``(offsets, message)``: device functions for one (op, pattern).
+
+    ``offsets(k, B, loff, roff) -> (xi, wi)``: where output element ``k`` reads each operand's row (the
+    only place with a division, so kernels call it once per element, outside their edge loops);
+    ``message(x, w, u, e, xi, wi) -> acc``: the op on ``x[u, xi]`` and ``w[e, wi]``."""
     OP = _OP_CODE[op]
     USE_X = op != "copy_rhs"
     USE_W = op != "copy_lhs"
@@ -46,17 +54,17 @@ def make_message(op: str, pattern: tuple, acc: str):
     ACC = _accumulator(acc)
 
     @cuda.jit(device=True)
-    def message(x, w, u, e, k, B, loff, roff):
+    def offsets(k, B, loff, roff):
+        if GENERAL:
+            return loff[k], roff[k]
         a = k // B
         b = k - a * B
         la = 0 if LA == 0 else (1 if LA == 1 else B)
         ra = 0 if RA == 0 else (1 if RA == 1 else B)
-        if GENERAL:
-            xi = loff[k]
-            wi = roff[k]
-        else:
-            xi = a * la + b * LB
-            wi = a * ra + b * RB
+        return a * la + b * LB, a * ra + b * RB
+
+    @cuda.jit(device=True)
+    def message(x, w, u, e, xi, wi):
         lhs = ACC(x[u, xi]) if USE_X else ACC(0)
         rhs = ACC(w[e, wi]) if USE_W else ACC(0)
         if OP == 0:
@@ -71,16 +79,16 @@ def make_message(op: str, pattern: tuple, acc: str):
             return lhs
         return rhs
 
-    return message
+    return offsets, message
 
 
 @functools.cache
 def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
     """``(light, hub)``: the warp-per-row kernel (skips rows above ``hub_degree``) and the block-per-row
-    kernel over the listed hub rows. Both:
+    kernel over the listed hub rows (any block size that is a multiple of 32 up to ``HUB_BLOCK``). Both:
     ``kernel(indptr, indices, eids, has_eids, rows, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e,
     with_arg)``; ``out`` zero-filled and the args -1-filled by the caller (the empty-row rule)."""
-    message = make_message(op, pattern, acc)
+    offsets, message = make_message(op, pattern, acc)
     USE_X = op != "copy_rhs"
     USE_W = op != "copy_lhs"
     IS_SUM = reduce in ("sum", "mean")
@@ -89,23 +97,56 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
     ACC = _accumulator(acc)
 
     @cuda.jit(device=True)
-    def reduce_range(indices, eids, has_eids, x, w, B, loff, roff, k, start, end):
+    def better(val, best):
+        return (val > best) if IS_MAX else (val < best)
+
+    @cuda.jit(device=True)
+    def reduce_range(indices, eids, has_eids, x, w, xi, wi, start, end):
+        """The reduction over edges ``start..end`` of one output element, in edge order. The main loop
+        takes ``UNROLL`` edges at a time: their ids first, then their rows, so that a lane has that many
+        independent row loads in flight before it combines them (still in edge order: the same sums and
+        the same first-edge ties as one at a time)."""
         if IS_SUM:
             best = ACC(0)
         else:
             best = ACC(-np.inf) if IS_MAX else ACC(np.inf)
         bu = -1
         be = -1
-        for j in range(start, end):
+        j = start
+        while j + UNROLL <= end:
+            u0 = indices[j]
+            u1 = indices[j + 1]
+            u2 = indices[j + 2]
+            u3 = indices[j + 3]
+            e0 = eids[j] if has_eids else j
+            e1 = eids[j + 1] if has_eids else j + 1
+            e2 = eids[j + 2] if has_eids else j + 2
+            e3 = eids[j + 3] if has_eids else j + 3
+            m0 = message(x, w, u0, e0, xi, wi)
+            m1 = message(x, w, u1, e1, xi, wi)
+            m2 = message(x, w, u2, e2, xi, wi)
+            m3 = message(x, w, u3, e3, xi, wi)
+            if IS_SUM:
+                best = best + m0 + m1 + m2 + m3  # left to right: the order of the one-at-a-time loop
+            else:
+                if better(m0, best):
+                    best, bu, be = m0, u0, e0
+                if better(m1, best):
+                    best, bu, be = m1, u1, e1
+                if better(m2, best):
+                    best, bu, be = m2, u2, e2
+                if better(m3, best):
+                    best, bu, be = m3, u3, e3
+            j += UNROLL
+        while j < end:
             u = indices[j]
             e = eids[j] if has_eids else j
-            val = message(x, w, u, e, k, B, loff, roff)
+            val = message(x, w, u, e, xi, wi)
             if IS_SUM:
                 best += val
-            elif (val > best) if IS_MAX else (val < best):
-                best = val
-                bu = u
-                be = e
+            elif better(val, best):
+                best, bu, be = val, u, e
+            j += 1
         return best, bu, be
 
     @cuda.jit(device=True)
@@ -131,15 +172,16 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
             if end == start or end - start > hub_degree:
                 continue
             for k in range(lane, D, WARP):
-                best, bu, be = reduce_range(indices, eids, has_eids, x, w, B, loff, roff, k, start, end)
+                xi, wi = offsets(k, B, loff, roff)
+                best, bu, be = reduce_range(indices, eids, has_eids, x, w, xi, wi, start, end)
                 store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, end - start)
 
     @cuda.jit
     def hub(indptr, indices, eids, has_eids, rows, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e,
             with_arg):
-        part_val = cuda.shared.array(BLOCK, numba.float64)
-        part_u = cuda.shared.array(BLOCK, numba.int64)
-        part_e = cuda.shared.array(BLOCK, numba.int64)
+        part_val = cuda.shared.array(HUB_BLOCK, numba.float64)
+        part_u = cuda.shared.array(HUB_BLOCK, numba.int64)
+        part_e = cuda.shared.array(HUB_BLOCK, numba.int64)
         t = cuda.threadIdx.x
         lane = t % WARP
         warp = t // WARP
@@ -157,7 +199,8 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
                 bu = -1
                 be = -1
                 if k < D:
-                    best, bu, be = reduce_range(indices, eids, has_eids, x, w, B, loff, roff, k, lo, hi)
+                    xi, wi = offsets(k, B, loff, roff)
+                    best, bu, be = reduce_range(indices, eids, has_eids, x, w, xi, wi, lo, hi)
                 part_val[t] = best
                 part_u[t] = bu
                 part_e[t] = be
@@ -171,7 +214,7 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
                         if IS_SUM:
                             best += val
                         elif part_u[p * WARP + lane] >= 0:  # the piece found a winner
-                            if (val > best) if IS_MAX else (val < best):
+                            if better(val, best):
                                 best = val
                                 bu = part_u[p * WARP + lane]
                                 be = part_e[p * WARP + lane]
@@ -186,7 +229,7 @@ def spmm_coo_kernel(op: str, reduce: str, pattern: tuple, acc: str):
     """``(accumulate, pick_args)``: edge-parallel atomics into ``acc_out`` (``(num_dst, D)`` in the
     accumulator dtype, pre-filled with the reducer's identity), then for max/min the earliest COO
     position attaining each element into ``pos`` (pre-filled with E)."""
-    message = make_message(op, pattern, acc)
+    offsets, message = make_message(op, pattern, acc)
     IS_SUM = reduce in ("sum", "mean")
     IS_MAX = reduce == "max"
 
@@ -197,7 +240,8 @@ def spmm_coo_kernel(op: str, reduce: str, pattern: tuple, acc: str):
             i = idx // D
             k = idx - i * D
             e = eids[i] if has_eids else i
-            val = message(x, w, src[i], e, k, B, loff, roff)
+            xi, wi = offsets(k, B, loff, roff)
+            val = message(x, w, src[i], e, xi, wi)
             if IS_SUM:
                 cuda.atomic.add(acc_out, (dst[i], k), val)
             elif val == val:  # NaN never wins a max/min
@@ -213,7 +257,8 @@ def spmm_coo_kernel(op: str, reduce: str, pattern: tuple, acc: str):
             i = idx // D
             k = idx - i * D
             e = eids[i] if has_eids else i
-            if message(x, w, src[i], e, k, B, loff, roff) == acc_out[dst[i], k]:
+            xi, wi = offsets(k, B, loff, roff)
+            if message(x, w, src[i], e, xi, wi) == acc_out[dst[i], k]:
                 cuda.atomic.min(pos, (dst[i], k), i)
 
     return accumulate, pick_args

@@ -140,7 +140,7 @@ def _edge_list(dg, fmt: str):
 def sddmm(g, the_plan, op, L, R, lhs_target, rhs_target, bcast):
     """``out`` ``(num_edge_ids, D)`` on the device (unused edge ids hold 0)."""
     from .kernels.cuda import sddmm as K
-    from .kernels.cuda.launch import grid_1d, grid_warps
+    from .kernels.cuda.launch import grid_warps
 
     dg = device_graph(g)
     dtype = (L if L is not None else R).dtype
@@ -154,8 +154,8 @@ def sddmm(g, the_plan, op, L, R, lhs_target, rhs_target, bcast):
     lt, rt = K.target_codes(lhs_target if L is not None else "u", rhs_target if R is not None else "u")
     src, dst, eids, has_eids = _edge_list(dg, the_plan.format)
     kernel = K.sddmm_kernel(op, bcast.pattern, accumulator(dtype))
-    width = K.group_width(bcast.reduce_size) if op == "dot" else 1
-    shape = grid_warps(-(-g.num_edges // (K.WARP // width))) if op == "dot" else grid_1d(g.num_edges * D)
+    width = K.group_width(bcast.reduce_size) if op == "dot" else K.element_width(D)
+    shape = grid_warps(-(-g.num_edges // (K.WARP // width)))
     kernel[shape](src, dst, eids if has_eids else src, has_eids, L2, R2, lt, rt, bcast.B, D, bcast.reduce_size,
                   width, offset_table(bcast, "lhs"), offset_table(bcast, "rhs"), out)
     return out

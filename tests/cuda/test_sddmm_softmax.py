@@ -35,7 +35,7 @@ def test_elementwise_ops(op, targets):
     np.testing.assert_allclose(got.reshape(want.shape), want)
 
 
-@pytest.mark.parametrize("width", [1, 3, 8, 40])
+@pytest.mark.parametrize("width", [1, 3, 8, 40, 70])
 def test_dot_at_every_width(width):
     g = _graph("random_300")
     x = _rows(g, "u", (2, width), 2)
@@ -127,3 +127,16 @@ def test_edge_softmax_infinite_and_large_logits(low_softmax_degrees):
         got = gk.edge_softmax(g, cuda.to_device(z), backend="cuda").copy_to_host()
     nan_rows = np.isin(dst, [4, 11])
     assert np.isnan(got[nan_rows, 1]).all() and np.isfinite(got[~nan_rows]).all()
+
+
+@pytest.mark.parametrize("shapes", [((1,), (1,)), ((33,), (1,)), ((3, 1), (1, 11))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_elementwise_output_widths(shapes, dtype):
+    # 1 lane per edge, 32 lanes with a second round of output elements, and a general broadcast (3 x 11)
+    g = _graph("multi_edges")
+    L = _rows(g, "u", shapes[0], 11).astype(dtype)
+    R = _rows(g, "e", shapes[1], 12).astype(dtype)
+    for op in ("sub", "div"):
+        got = gk.sddmm(g, op, L, R, "u", "e", backend="cuda").copy_to_host()
+        want = gk.sddmm(g, op, L.astype(np.float64), R.astype(np.float64), "u", "e")
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-3 if dtype == np.float16 else 1e-6)

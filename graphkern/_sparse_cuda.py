@@ -162,16 +162,19 @@ def sddmm(g, the_plan, op, L, R, lhs_target, rhs_target, bcast):
 
 
 def _softmax_rows(dg, fmt: str):
-    """The non-empty rows of ``fmt`` by degree class (:func:`kernels.cuda.edge_softmax.classify_rows`):
-    ``((rows, count), ...)`` on the device, made once per graph and thresholds."""
+    """The rows of ``fmt`` by degree class (:func:`kernels.cuda.edge_softmax.classify_rows`): the short and
+    the medium rows, and the chunks of the long ones, each as ``(device array, count)``; made once per
+    graph and thresholds."""
     from .kernels.cuda import edge_softmax as K
 
-    key = ("cuda_softmax_rows", fmt, K.SMALL_DEGREE, K.HUB_DEGREE)
+    key = ("cuda_softmax_rows", fmt, K.SMALL_DEGREE, K.HUB_DEGREE, K.CHUNK_EDGES)
     lists = dg._cache.get(key)
     if lists is None:
-        classes = K.classify_rows(_cuda.to_host(dg._raw(fmt)[0]))
+        small, medium, chunks = K.classify_rows(_cuda.to_host(dg._raw(fmt)[0]))
         lists = tuple((_cuda.to_device("rows", rows if rows.size else np.zeros(1, np.int64)), int(rows.size))
-                      for rows in classes)
+                      for rows in (small, medium))
+        lists += ((_cuda.to_device("rows", chunks if chunks.size else np.zeros((4, 1), np.int64)),
+                   int(chunks.shape[1])),)
         dg._cache[key] = lists
     return lists
 
@@ -191,13 +194,18 @@ def edge_softmax(g, the_plan, z):
         has_eids = not dg.eids_are_identity(the_plan.format)
         eids = eids if has_eids else indptr
         acc = accumulator(z.dtype)
-        (small, n_small), (medium, n_medium), (hubs, n_hubs) = _softmax_rows(dg, the_plan.format)
+        (small, n_small), (medium, n_medium), (chunks, n_chunks) = _softmax_rows(dg, the_plan.format)
         rows = K.rows_kernel(acc)
         if n_small:
             groups_per_warp = K.WARP // K.SMALL_WIDTH
             rows[grid_warps(-(-n_small // groups_per_warp))](small, indptr, eids, has_eids, z2, out, K.SMALL_WIDTH)
         if n_medium:
             rows[grid_warps(n_medium)](medium, indptr, eids, has_eids, z2, out, K.WARP)
-        if n_hubs:
-            K.hub_kernel(acc)[grid_blocks(n_hubs, K.HUB_BLOCK)](hubs, indptr, eids, has_eids, z2, out)
+        if n_chunks:
+            partial, finish = K.hub_kernels(acc)
+            chunk_max = _cuda.empty((n_chunks, z2.shape[1]), np.float64 if acc == "float64" else np.float32)
+            chunk_sum = _cuda.empty(chunk_max.shape, chunk_max.dtype)
+            shape = grid_blocks(n_chunks, K.HUB_BLOCK)
+            partial[shape](chunks, eids, has_eids, z2, chunk_max, chunk_sum)
+            finish[shape](chunks, eids, has_eids, z2, chunk_max, chunk_sum, out)
     return out.reshape(*z.shape)

@@ -6,8 +6,11 @@ The driver sorts the non-empty rows once per graph into three lists by degree (`
 ``rows_kernel`` with ``width`` 8    rows of at most ``SMALL_DEGREE`` edges, four rows to a warp (a group of
                                      8 lanes each), so short rows do not leave most of a warp idle;
 ``rows_kernel`` with ``width`` 32   rows up to ``HUB_DEGREE`` edges, one warp each;
-``hub_kernel``                       longer rows, one block of ``HUB_BLOCK`` threads each, with block
-                                     reductions (warp shuffles, then one slot per warp in shared memory).
+``hub_kernels``                      longer rows, cut into chunks of at most ``CHUNK_EDGES`` edges, a block
+                                     of ``HUB_BLOCK`` threads per chunk: a first kernel stores each
+                                     chunk's maximum and sum (block reductions: warp shuffles, then one
+                                     slot per warp in shared memory), a second combines the chunks of the
+                                     row in chunk order and writes the chunk.
 
 For every head a row is read twice: a first pass keeps, per thread, a running maximum ``m`` and the sum
 ``s`` of ``exp(z - m)`` rescaled whenever the maximum grows (the "online" softmax normaliser), the
@@ -37,18 +40,37 @@ SMALL_WIDTH = 8
 # up to HUB_DEGREE / 32 edges each per pass. Measured by `python3 tools/gpu_check.py`, row "edge_softmax H=1".
 HUB_DEGREE = 1024
 HUB_BLOCK = 512
+# longer rows are cut into chunks of at most this many edges (16 per thread of a HUB_BLOCK block), each
+# chunk a block, so that a row of 160,000 edges is spread over 20 blocks rather than walked by one
+CHUNK_EDGES = 8192
 _HUB_WARPS = HUB_BLOCK // WARP  # per-warp slots of the block reductions (shared arrays need a constant size)
 
 
-def classify_rows(indptr, small: int = None, hub: int = None):
-    """Host side: ``(small_rows, medium_rows, hub_rows)``, the non-empty rows by degree (int64 arrays)."""
+def classify_rows(indptr):
+    """Host side: ``(small_rows, medium_rows, chunks)``: the non-empty rows of at most ``SMALL_DEGREE``
+    and of at most ``HUB_DEGREE`` edges (int64 arrays), and the longer rows cut into chunks
+    (:func:`hub_chunks`)."""
     import numpy as np
 
-    small = SMALL_DEGREE if small is None else small
-    hub = HUB_DEGREE if hub is None else hub
-    deg = np.diff(np.asarray(indptr, np.int64))
-    return (np.flatnonzero((deg > 0) & (deg <= small)), np.flatnonzero((deg > small) & (deg <= hub)),
-            np.flatnonzero(deg > hub))
+    indptr = np.asarray(indptr, np.int64)
+    deg = np.diff(indptr)
+    return (np.flatnonzero((deg > 0) & (deg <= SMALL_DEGREE)),
+            np.flatnonzero((deg > SMALL_DEGREE) & (deg <= HUB_DEGREE)),
+            hub_chunks(indptr, np.flatnonzero(deg > HUB_DEGREE)))
+
+
+def hub_chunks(indptr, rows):
+    """Host side: the listed rows cut into pieces of at most ``CHUNK_EDGES`` edges, as an int64 array of
+    shape ``(4, num_chunks)``: each chunk's first and past-the-end edge, the index of its row's first
+    chunk, and its row's number of chunks (a row's chunks are consecutive, in edge order)."""
+    import numpy as np
+
+    starts, ends = indptr[rows], indptr[rows + 1]
+    count = -(-(ends - starts) // CHUNK_EDGES)
+    row = np.repeat(np.arange(rows.size), count)
+    first = np.cumsum(count) - count
+    begin = starts[row] + (np.arange(row.size) - first[row]) * CHUNK_EDGES
+    return np.stack([begin, np.minimum(begin + CHUNK_EDGES, ends[row]), first[row], count[row]]).astype(np.int64)
 
 
 @functools.cache
@@ -132,43 +154,73 @@ def rows_kernel(acc: str):
 
 
 @functools.cache
-def hub_kernel(acc: str):
-    """``kernel(rows, indptr, eids, has_eids, logits, out)``: a block per listed row (any block size that
-    is a multiple of 32 up to ``HUB_BLOCK``)."""
+def hub_kernels(acc: str):
+    """``(partial, finish)`` over the chunks of the long rows (:func:`hub_chunks`), a block per chunk (any
+    block size that is a multiple of 32 up to ``HUB_BLOCK``):
+
+    ``partial(chunks, eids, has_eids, logits, chunk_max, chunk_sum)`` stores each chunk's maximum and its
+    sum of ``exp(z - maximum)`` per head (``(num_chunks, H)`` arrays in the accumulator dtype);
+    ``finish(chunks, eids, has_eids, logits, chunk_max, chunk_sum, out)`` combines the pairs of the
+    chunk's row in chunk order (the same result in every block of the row) and writes the chunk."""
     ACC, running, rescaled, inverse, write = _device_functions(acc)
 
+    @cuda.jit(device=True)
+    def block_pair(m, s, part_m, part_s, scratch):
+        """The block's ``(maximum, sum relative to it)`` from every thread's pair, in every thread."""
+        lane = cuda.threadIdx.x % WARP
+        warp = cuda.threadIdx.x // WARP
+        wm = ACC(group_max(m, scratch, WARP))
+        ws = ACC(group_sum(rescaled(m, s, wm), scratch, WARP))
+        if lane == 0:
+            part_m[warp] = wm
+            part_s[warp] = ws
+        cuda.syncthreads()
+        # every thread combines the warps' pairs itself, in warp order (no second shuffle level)
+        nw = cuda.blockDim.x // WARP
+        top = ACC(part_m[0])
+        for p in range(1, nw):
+            if ACC(part_m[p]) > top:
+                top = ACC(part_m[p])
+        total = ACC(0)
+        for p in range(nw):
+            total += rescaled(ACC(part_m[p]), ACC(part_s[p]), top)
+        cuda.syncthreads()  # every thread has read the slots before the next call overwrites them
+        return top, total
+
     @cuda.jit
-    def kernel(rows, indptr, eids, has_eids, logits, out):
+    def partial(chunks, eids, has_eids, logits, chunk_max, chunk_sum):
         scratch = cuda.shared.array(1, numba.float64)  # unused on a GPU (shuffles)
         part_m = cuda.shared.array(_HUB_WARPS, numba.float64)
         part_s = cuda.shared.array(_HUB_WARPS, numba.float64)
         t = cuda.threadIdx.x
-        lane = t % WARP
-        warp = t // WARP
-        nw = cuda.blockDim.x // WARP
-        step = cuda.blockDim.x
         H = logits.shape[1]
-        for r in range(cuda.blockIdx.x, rows.size, cuda.gridDim.x):
-            v = rows[r]
-            start = indptr[v]
-            end = indptr[v + 1]
+        for c in range(cuda.blockIdx.x, chunks.shape[1], cuda.gridDim.x):
+            start = chunks[0, c]
+            end = chunks[1, c]
             for h in range(H):
-                m, s = running(start + t, end, step, eids, has_eids, logits, h)
-                wm = ACC(group_max(m, scratch, WARP))
-                ws = ACC(group_sum(rescaled(m, s, wm), scratch, WARP))
-                if lane == 0:
-                    part_m[warp] = wm
-                    part_s[warp] = ws
-                cuda.syncthreads()
-                # every thread combines the warps' pairs itself, in warp order (no second shuffle level)
-                top = ACC(part_m[0])
-                for p in range(1, nw):
-                    if ACC(part_m[p]) > top:
-                        top = ACC(part_m[p])
-                total = ACC(0)
-                for p in range(nw):
-                    total += rescaled(ACC(part_m[p]), ACC(part_s[p]), top)
-                cuda.syncthreads()  # the slots are read by all before the next head overwrites them
-                write(start + t, end, step, eids, has_eids, logits, out, h, top, inverse(total, top))
+                m, s = running(start + t, end, cuda.blockDim.x, eids, has_eids, logits, h)
+                top, total = block_pair(m, s, part_m, part_s, scratch)
+                if t == 0:
+                    chunk_max[c, h] = top
+                    chunk_sum[c, h] = total
 
-    return kernel
+    @cuda.jit
+    def finish(chunks, eids, has_eids, logits, chunk_max, chunk_sum, out):
+        t = cuda.threadIdx.x
+        H = logits.shape[1]
+        for c in range(cuda.blockIdx.x, chunks.shape[1], cuda.gridDim.x):
+            start = chunks[0, c]
+            end = chunks[1, c]
+            first = chunks[2, c]
+            last = first + chunks[3, c]
+            for h in range(H):
+                top = ACC(chunk_max[first, h])
+                for q in range(first + 1, last):
+                    if chunk_max[q, h] > top:
+                        top = ACC(chunk_max[q, h])
+                total = ACC(0)
+                for q in range(first, last):
+                    total += rescaled(ACC(chunk_max[q, h]), ACC(chunk_sum[q, h]), top)
+                write(start + t, end, cuda.blockDim.x, eids, has_eids, logits, out, h, top, inverse(total, top))
+
+    return partial, finish

@@ -109,11 +109,13 @@ def low_hub_degree(monkeypatch):
 
 @pytest.fixture
 def low_softmax_degrees(monkeypatch):
-    """Edge softmax: rows of at most 2 edges share a warp, rows above 6 edges get a block each."""
+    """Edge softmax: rows of at most 2 edges share a warp, rows above 6 edges go to the block kernels in
+    chunks of 16 edges."""
     from graphkern.kernels.cuda import edge_softmax
 
     monkeypatch.setattr(edge_softmax, "SMALL_DEGREE", 2)
     monkeypatch.setattr(edge_softmax, "HUB_DEGREE", 6)
+    monkeypatch.setattr(edge_softmax, "CHUNK_EDGES", 16)
 
 
 def degree_ladder(degrees, seed=0):

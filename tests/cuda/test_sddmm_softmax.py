@@ -78,13 +78,19 @@ def test_edge_softmax_by_source_multi_head_float32_and_float16():
     np.testing.assert_allclose(half.astype(np.float32), gk.edge_softmax(g, z), rtol=2e-3, atol=1e-3)
 
 
-# around the lowered thresholds of low_softmax_degrees: small (<= 2), warp (3..6), block (> 6)
-LADDER = [0, 1, 2, 3, 6, 7, 0, 40, 5, 2, 1, 70]
+# around the lowered thresholds of low_softmax_degrees: small (<= 2), warp (3..6), blocks (> 6: one chunk
+# of 7, two of exactly 16, three with a short last one, five)
+LADDER = [0, 1, 2, 3, 6, 7, 0, 40, 5, 2, 1, 70, 32]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
 @pytest.mark.parametrize("norm_by", ["dst", "src"])
 def test_edge_softmax_every_row_class(dtype, norm_by, low_softmax_degrees):
+    from graphkern.kernels.cuda import edge_softmax as K
+
+    chunks = K.classify_rows(np.array([0, 0, 7, 47, 79]))[2]
+    np.testing.assert_array_equal(chunks, [[0, 7, 23, 39, 47, 63], [7, 23, 39, 47, 63, 79], [0, 1, 1, 1, 4, 4],
+                                           [1, 3, 3, 3, 2, 2]])
     from conftest import degree_ladder
 
     src, dst, n = degree_ladder(LADDER)

@@ -55,15 +55,20 @@ def offset_table(bcast, side: str):
     return _OFFSET_TABLES[key]
 
 
-def _hub_rows(dg, fmt: str, hub_degree: int):
-    key = ("cuda_hub_rows", fmt, hub_degree)
-    rows = dg._cache.get(key)
-    if rows is None:
+def _hub_chunks(dg, fmt: str, hub_degree: int, chunk_edges: int):
+    """``(chunks, count)``: the rows above ``hub_degree`` cut into chunks (:func:`kernels.cuda.spmm.chunk_rows`),
+    on the device, made once per graph and thresholds."""
+    from .kernels.cuda.spmm import chunk_rows
+
+    key = ("cuda_hub_chunks", fmt, hub_degree, chunk_edges)
+    chunks = dg._cache.get(key)
+    if chunks is None:
         indptr = _cuda.to_host(dg._raw(fmt)[0])
-        heavy = np.flatnonzero(np.diff(indptr) > hub_degree).astype(np.int64)
-        rows = _cuda.to_device("rows", heavy if heavy.size else np.zeros(1, np.int64)), int(heavy.size)
-        dg._cache[key] = rows
-    return rows
+        table = chunk_rows(indptr, np.flatnonzero(np.diff(indptr) > hub_degree), chunk_edges)
+        count = int(table.shape[1])
+        chunks = _cuda.to_device("rows", table if count else np.zeros((5, 1), np.int64)), count
+        dg._cache[key] = chunks
+    return chunks
 
 
 def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
@@ -90,15 +95,19 @@ def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
         indptr, indices, eids = dg._raw("csc")
         has_eids = not dg.eids_are_identity("csc")
         eids = eids if has_eids else indices
-        light, hub = K.spmm_csc_kernel(op, reduce, bcast.pattern, acc)
-        rows, num_hubs = _hub_rows(dg, "csc", K.HUB_DEGREE)
-        args = (indptr, indices, eids, has_eids, rows, x2, w2, bcast.B, D, loff, roff, K.HUB_DEGREE, out, au, ae,
-                with_arg)
-        light[grid_warps(g.num_dst)](*args)
-        if num_hubs:
+        light, hub, finish = K.spmm_csc_kernel(op, reduce, bcast.pattern, acc)
+        light[grid_warps(g.num_dst)](indptr, indices, eids, has_eids, x2, w2, bcast.B, D, loff, roff, K.HUB_DEGREE,
+                                     out, au, ae, with_arg)
+        chunks, num_chunks = _hub_chunks(dg, "csc", K.HUB_DEGREE, K.CHUNK_EDGES)
+        if num_chunks:
             from .kernels.cuda.launch import grid_blocks
 
-            hub[grid_blocks(num_hubs, K.HUB_BLOCK)](*args)
+            part_val = _cuda.empty((num_chunks, D), np.float64 if acc == "float64" else np.float32)
+            part_u = _cuda.empty((num_chunks, D), np.int64)
+            part_e = _cuda.empty((num_chunks, D), np.int64)
+            shape = grid_blocks(num_chunks, K.HUB_BLOCK)
+            hub[shape](chunks, indices, eids, has_eids, x2, w2, bcast.B, D, loff, roff, part_val, part_u, part_e)
+            finish[shape](chunks, D, part_val, part_u, part_e, out, au, ae, with_arg)
         return out, arg_u, arg_e
     src, dst, eids = dg._raw("coo")
     has_eids = not dg.eids_are_identity("coo")

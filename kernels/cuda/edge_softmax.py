@@ -31,6 +31,7 @@ import numba
 from numba import cuda
 
 from .launch import WARP
+from .spmm import chunk_rows
 from .warp import group_max, group_sum
 
 # rows of at most this many edges share a warp, in groups of SMALL_WIDTH lanes
@@ -48,29 +49,15 @@ _HUB_WARPS = HUB_BLOCK // WARP  # per-warp slots of the block reductions (shared
 
 def classify_rows(indptr):
     """Host side: ``(small_rows, medium_rows, chunks)``: the non-empty rows of at most ``SMALL_DEGREE``
-    and of at most ``HUB_DEGREE`` edges (int64 arrays), and the longer rows cut into chunks
-    (:func:`hub_chunks`)."""
+    and of at most ``HUB_DEGREE`` edges (int64 arrays), and the longer rows cut into chunks of at most
+    ``CHUNK_EDGES`` edges (:func:`.spmm.chunk_rows`)."""
     import numpy as np
 
     indptr = np.asarray(indptr, np.int64)
     deg = np.diff(indptr)
     return (np.flatnonzero((deg > 0) & (deg <= SMALL_DEGREE)),
             np.flatnonzero((deg > SMALL_DEGREE) & (deg <= HUB_DEGREE)),
-            hub_chunks(indptr, np.flatnonzero(deg > HUB_DEGREE)))
-
-
-def hub_chunks(indptr, rows):
-    """Host side: the listed rows cut into pieces of at most ``CHUNK_EDGES`` edges, as an int64 array of
-    shape ``(4, num_chunks)``: each chunk's first and past-the-end edge, the index of its row's first
-    chunk, and its row's number of chunks (a row's chunks are consecutive, in edge order)."""
-    import numpy as np
-
-    starts, ends = indptr[rows], indptr[rows + 1]
-    count = -(-(ends - starts) // CHUNK_EDGES)
-    row = np.repeat(np.arange(rows.size), count)
-    first = np.cumsum(count) - count
-    begin = starts[row] + (np.arange(row.size) - first[row]) * CHUNK_EDGES
-    return np.stack([begin, np.minimum(begin + CHUNK_EDGES, ends[row]), first[row], count[row]]).astype(np.int64)
+            chunk_rows(indptr, np.flatnonzero(deg > HUB_DEGREE), CHUNK_EDGES))
 
 
 @functools.cache
@@ -155,7 +142,7 @@ def rows_kernel(acc: str):
 
 @functools.cache
 def hub_kernels(acc: str):
-    """``(partial, finish)`` over the chunks of the long rows (:func:`hub_chunks`), a block per chunk (any
+    """``(partial, finish)`` over the chunks of the long rows (:func:`.spmm.chunk_rows`), a block per chunk (any
     block size that is a multiple of 32 up to ``HUB_BLOCK``):
 
     ``partial(chunks, eids, has_eids, logits, chunk_max, chunk_sum)`` stores each chunk's maximum and its

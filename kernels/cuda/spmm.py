@@ -2,10 +2,14 @@
 
 ``spmm_csc``  destination-parallel: one warp per row, its lanes over the feature dimension (coalesced
               row loads of ``x`` and ``w``), each lane walking the row's edges in CSC order, so sums are
-              deterministic and max/min ties go to the first edge as on the CPU. Rows with more than
-              ``HUB_DEGREE`` in-edges go to a second kernel with a block per row: its warps reduce
-              contiguous pieces of the row and warp 0 combines them in order (still deterministic, still
-              first-edge ties).
+              deterministic and max/min ties go to the first edge as on the CPU. A lane finds its
+              element's operand offsets once per row (the broadcast strides are compile-time constants;
+              no division in the edge loop) and takes ``UNROLL`` edges at a time: their ids, then their
+              rows, then the in-order combine, so that several row loads are in flight per lane. Rows
+              with more than ``HUB_DEGREE`` in-edges are cut into chunks of ``CHUNK_EDGES`` edges, a
+              block of ``HUB_BLOCK`` threads per chunk: its warps reduce contiguous pieces of the chunk,
+              warp 0 combines them in order into a per-chunk partial, and a second kernel combines a
+              row's chunks in order (still deterministic, still first-edge ties).
 ``spmm_coo``  edge-parallel with atomics, for graphs that do not allow the CSC: one thread per (edge,
               feature) element. Sums use ``atomic.add`` (so their rounding order is not fixed); max/min take
               ``atomic.max``/``atomic.min`` and a second pass that records, for every output element, the
@@ -29,10 +33,12 @@ from ..cpu.spmm import OPS, REDUCERS  # noqa: F401  (the same names on both back
 from .launch import WARP
 
 _OP_CODE = {name: i for i, name in enumerate(OPS)}
-# rows with more in-edges than this are reduced by a block of HUB_BLOCK threads instead of a warp
-# (`python3 tools/gpu_check.py`, rows "copy_u_sum" and "copy_u_max", measure both)
+# rows with more in-edges than this are cut into chunks of at most CHUNK_EDGES edges, each reduced by a
+# block of HUB_BLOCK threads (`python3 tools/gpu_check.py`, rows "copy_u_sum" and "copy_u_max", measure
+# them); a chunk gives each of the block's 16 warps 256 edges
 HUB_DEGREE = 2048
 HUB_BLOCK = 512
+CHUNK_EDGES = 4096
 # edges a lane of the CSC kernels loads at a time (reduce_range spells the four out)
 UNROLL = 4
 
@@ -82,12 +88,34 @@ def make_message(op: str, pattern: tuple, acc: str):
     return offsets, message
 
 
+def chunk_rows(indptr, rows, chunk_edges: int):
+    """Host side: the listed rows (of a host ``indptr``) cut into pieces of at most ``chunk_edges`` edges,
+    as an int64 array of shape ``(5, num_chunks)``: each chunk's first and past-the-end edge, the index of
+    its row's first chunk, its row's number of chunks, and the row (a row's chunks are consecutive, in
+    edge order)."""
+    indptr = np.asarray(indptr, np.int64)
+    rows = np.asarray(rows, np.int64)
+    starts, ends = indptr[rows], indptr[rows + 1]
+    count = -(-(ends - starts) // chunk_edges)
+    row = np.repeat(np.arange(rows.size), count)
+    first = np.cumsum(count) - count
+    begin = starts[row] + (np.arange(row.size) - first[row]) * chunk_edges
+    return np.stack([begin, np.minimum(begin + chunk_edges, ends[row]), first[row], count[row],
+                     rows[row]]).astype(np.int64).reshape(5, -1)
+
+
 @functools.cache
 def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
-    """``(light, hub)``: the warp-per-row kernel (skips rows above ``hub_degree``) and the block-per-row
-    kernel over the listed hub rows (any block size that is a multiple of 32 up to ``HUB_BLOCK``). Both:
-    ``kernel(indptr, indices, eids, has_eids, rows, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e,
-    with_arg)``; ``out`` zero-filled and the args -1-filled by the caller (the empty-row rule)."""
+    """``(light, hub, finish)``; ``out`` zero-filled and the args -1-filled by the caller (the empty-row rule).
+
+    ``light(indptr, indices, eids, has_eids, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e, with_arg)``:
+    a warp per row, rows above ``hub_degree`` skipped;
+    ``hub(chunks, indices, eids, has_eids, x, w, B, D, loff, roff, part_val, part_u, part_e)``: a block per
+    chunk of a long row (:func:`chunk_rows`; any block size that is a multiple of 32 up to ``HUB_BLOCK``),
+    its result per output element into row ``c`` of the ``(num_chunks, D)`` partial arrays (accumulator
+    dtype, int64, int64);
+    ``finish(chunks, D, part_val, part_u, part_e, out, arg_u, arg_e, with_arg)``: a block per long row
+    (at its first chunk), combining the row's chunks in order and storing the row."""
     offsets, message = make_message(op, pattern, acc)
     USE_X = op != "copy_rhs"
     USE_W = op != "copy_lhs"
@@ -150,6 +178,16 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
         return best, bu, be
 
     @cuda.jit(device=True)
+    def combine(best, bu, be, val, u, e):
+        """``best`` (from earlier edges) and a later piece's result: the sum, or the later piece's winner
+        only when it has one (``u >= 0``) and it is strictly better (first-edge ties)."""
+        if IS_SUM:
+            return best + val, bu, be
+        if u >= 0 and better(val, best):
+            return val, u, e
+        return best, bu, be
+
+    @cuda.jit(device=True)
     def store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, degree):
         if IS_MEAN:
             best = best / degree
@@ -161,8 +199,7 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
                 arg_e[v, k] = be
 
     @cuda.jit
-    def light(indptr, indices, eids, has_eids, rows, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e,
-              with_arg):
+    def light(indptr, indices, eids, has_eids, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e, with_arg):
         tid = cuda.grid(1)
         lane = cuda.threadIdx.x % WARP
         warps = cuda.gridsize(1) // WARP
@@ -177,19 +214,17 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
                 store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, end - start)
 
     @cuda.jit
-    def hub(indptr, indices, eids, has_eids, rows, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e,
-            with_arg):
-        part_val = cuda.shared.array(HUB_BLOCK, numba.float64)
-        part_u = cuda.shared.array(HUB_BLOCK, numba.int64)
-        part_e = cuda.shared.array(HUB_BLOCK, numba.int64)
+    def hub(chunks, indices, eids, has_eids, x, w, B, D, loff, roff, part_val, part_u, part_e):
+        piece_val = cuda.shared.array(HUB_BLOCK, numba.float64)
+        piece_u = cuda.shared.array(HUB_BLOCK, numba.int64)
+        piece_e = cuda.shared.array(HUB_BLOCK, numba.int64)
         t = cuda.threadIdx.x
         lane = t % WARP
         warp = t // WARP
         nw = cuda.blockDim.x // WARP
-        for r in range(cuda.blockIdx.x, rows.size, cuda.gridDim.x):
-            v = rows[r]
-            start = indptr[v]
-            end = indptr[v + 1]
+        for c in range(cuda.blockIdx.x, chunks.shape[1], cuda.gridDim.x):
+            start = chunks[0, c]
+            end = chunks[1, c]
             piece = (end - start + nw - 1) // nw
             lo = min(end, start + warp * piece)
             hi = min(end, lo + piece)
@@ -201,27 +236,39 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
                 if k < D:
                     xi, wi = offsets(k, B, loff, roff)
                     best, bu, be = reduce_range(indices, eids, has_eids, x, w, xi, wi, lo, hi)
-                part_val[t] = best
-                part_u[t] = bu
-                part_e[t] = be
+                piece_val[t] = best
+                piece_u[t] = bu
+                piece_e[t] = be
                 cuda.syncthreads()
                 if warp == 0 and k < D:
-                    best = ACC(part_val[lane])
-                    bu = part_u[lane]
-                    be = part_e[lane]
+                    best = ACC(piece_val[lane])
+                    bu = piece_u[lane]
+                    be = piece_e[lane]
                     for p in range(1, nw):  # pieces in edge order: a later piece wins only if strictly better
-                        val = ACC(part_val[p * WARP + lane])
-                        if IS_SUM:
-                            best += val
-                        elif part_u[p * WARP + lane] >= 0:  # the piece found a winner
-                            if better(val, best):
-                                best = val
-                                bu = part_u[p * WARP + lane]
-                                be = part_e[p * WARP + lane]
-                    store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, end - start)
+                        best, bu, be = combine(best, bu, be, ACC(piece_val[p * WARP + lane]), piece_u[p * WARP + lane],
+                                               piece_e[p * WARP + lane])
+                    part_val[c, k] = best
+                    part_u[c, k] = bu
+                    part_e[c, k] = be
                 cuda.syncthreads()
 
-    return light, hub
+    @cuda.jit
+    def finish(chunks, D, part_val, part_u, part_e, out, arg_u, arg_e, with_arg):
+        for c in range(cuda.blockIdx.x, chunks.shape[1], cuda.gridDim.x):
+            if chunks[2, c] != c:
+                continue  # not its row's first chunk (the same for the whole block)
+            last = c + chunks[3, c]
+            v = chunks[4, c]
+            degree = chunks[1, last - 1] - chunks[0, c]
+            for k in range(cuda.threadIdx.x, D, cuda.blockDim.x):
+                best = ACC(part_val[c, k])
+                bu = part_u[c, k]
+                be = part_e[c, k]
+                for q in range(c + 1, last):  # chunks in edge order, as the pieces within a chunk
+                    best, bu, be = combine(best, bu, be, ACC(part_val[q, k]), part_u[q, k], part_e[q, k])
+                store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, degree)
+
+    return light, hub, finish
 
 
 @functools.cache

@@ -101,10 +101,12 @@ CASES = small_cases()
 
 @pytest.fixture
 def low_hub_degree(monkeypatch):
-    """Rows above 16 in-edges go to the block-per-row kernel, so the hub path runs on small graphs."""
+    """Rows above 16 in-edges go to the block kernels in chunks of 12 edges, so the hub path (several
+    chunks per row, a short last one or not) runs on small graphs."""
     from graphkern.kernels.cuda import spmm
 
     monkeypatch.setattr(spmm, "HUB_DEGREE", 16)
+    monkeypatch.setattr(spmm, "CHUNK_EDGES", 12)
 
 
 @pytest.fixture

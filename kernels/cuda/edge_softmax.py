@@ -31,14 +31,15 @@ import numba
 from numba import cuda
 
 from .launch import WARP
-from .spmm import chunk_rows
+from .spmm import block_jit, chunk_rows
 from .warp import group_max, group_sum
 
 # rows of at most this many edges share a warp, in groups of SMALL_WIDTH lanes
 SMALL_DEGREE = 8
 SMALL_WIDTH = 8
-# rows with more edges than this get a block of HUB_BLOCK threads instead of a warp; a warp's lanes take
-# up to HUB_DEGREE / 32 edges each per pass. Measured by `python3 tools/gpu_check.py`, row "edge_softmax H=1".
+# rows with more edges than this go to blocks of HUB_BLOCK threads instead of a warp (below it a warp's
+# lanes take at most HUB_DEGREE / 32 edges each per pass). Measured by `python3 tools/gpu_check.py`, row
+# "edge_softmax H=1".
 HUB_DEGREE = 1024
 HUB_BLOCK = 512
 # longer rows are cut into chunks of at most this many edges (16 per thread of a HUB_BLOCK block), each
@@ -174,7 +175,7 @@ def hub_kernels(acc: str):
         cuda.syncthreads()  # every thread has read the slots before the next call overwrites them
         return top, total
 
-    @cuda.jit
+    @block_jit(HUB_BLOCK)
     def partial(chunks, eids, has_eids, logits, chunk_max, chunk_sum):
         scratch = cuda.shared.array(1, numba.float64)  # unused on a GPU (shuffles)
         part_m = cuda.shared.array(_HUB_WARPS, numba.float64)
@@ -191,7 +192,7 @@ def hub_kernels(acc: str):
                     chunk_max[c, h] = top
                     chunk_sum[c, h] = total
 
-    @cuda.jit
+    @block_jit(HUB_BLOCK)
     def finish(chunks, eids, has_eids, logits, chunk_max, chunk_sum, out):
         t = cuda.threadIdx.x
         H = logits.shape[1]

@@ -30,7 +30,7 @@ import numpy as np
 from numba import cuda
 
 from ..cpu.spmm import OPS, REDUCERS  # noqa: F401  (the same names on both backends)
-from .launch import WARP
+from .launch import SIMULATED, WARP
 
 _OP_CODE = {name: i for i, name in enumerate(OPS)}
 # rows with more in-edges than this are cut into chunks of at most CHUNK_EDGES edges, each reduced by a
@@ -86,6 +86,15 @@ def make_message(op: str, pattern: tuple, acc: str):
         return rhs
 
     return offsets, message
+
+
+def block_jit(block: int):
+    """``cuda.jit`` for a kernel launched with up to ``block`` threads per block: on a GPU it is held to
+    ``65536 // block`` registers per thread (an SM's register file), so that such a block can always
+    launch however many registers the unrolled loops would like. The simulator takes no such option."""
+    if SIMULATED:
+        return cuda.jit
+    return cuda.jit(max_registers=65536 // block)
 
 
 def chunk_rows(indptr, rows, chunk_edges: int):
@@ -213,7 +222,7 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
                 best, bu, be = reduce_range(indices, eids, has_eids, x, w, xi, wi, start, end)
                 store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, end - start)
 
-    @cuda.jit
+    @block_jit(HUB_BLOCK)
     def hub(chunks, indices, eids, has_eids, x, w, B, D, loff, roff, part_val, part_u, part_e):
         piece_val = cuda.shared.array(HUB_BLOCK, numba.float64)
         piece_u = cuda.shared.array(HUB_BLOCK, numba.int64)

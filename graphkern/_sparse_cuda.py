@@ -96,8 +96,9 @@ def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
         has_eids = not dg.eids_are_identity("csc")
         eids = eids if has_eids else indices
         light, hub, finish = K.spmm_csc_kernel(op, reduce, bcast.pattern, acc)
-        light[grid_warps(g.num_dst)](indptr, indices, eids, has_eids, x2, w2, bcast.B, D, loff, roff, K.HUB_DEGREE,
-                                     out, au, ae, with_arg)
+        width = K.row_width(D)
+        light[grid_warps(-(-g.num_dst // (K.WARP // width)))](indptr, indices, eids, has_eids, x2, w2, bcast.B, D,
+                                                              loff, roff, K.HUB_DEGREE, out, au, ae, with_arg, width)
         chunks, num_chunks = _hub_chunks(dg, "csc", K.HUB_DEGREE, K.CHUNK_EDGES)
         if num_chunks:
             from .kernels.cuda.launch import grid_blocks

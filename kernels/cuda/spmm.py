@@ -1,15 +1,17 @@
 """g-SpMM on the GPU: ``out[v] = reduce over in-edges (u, e, v) of op(x[u], w[e])``.
 
 ``spmm_csc``  destination-parallel: one warp per row, its lanes over the feature dimension (coalesced
-              row loads of ``x`` and ``w``), each lane walking the row's edges in CSC order, so sums are
-              deterministic and max/min ties go to the first edge as on the CPU. A lane finds its
-              element's operand offsets once per row (the broadcast strides are compile-time constants;
-              no division in the edge loop) and takes ``UNROLL`` edges at a time: their ids, then their
-              rows, then the in-order combine, so that several row loads are in flight per lane. Rows
-              with more than ``HUB_DEGREE`` in-edges are cut into chunks of ``CHUNK_EDGES`` edges, a
-              block of ``HUB_BLOCK`` threads per chunk: its warps reduce contiguous pieces of the chunk,
-              warp 0 combines them in order into a per-chunk partial, and a second kernel combines a
-              row's chunks in order (still deterministic, still first-edge ties).
+              row loads of ``x`` and ``w``; outputs narrower than 32 elements take a group of lanes as
+              wide as the output rounded up to a power of two, several rows to a warp), each lane
+              walking the row's edges in CSC order, so sums are deterministic and max/min ties go to the
+              first edge as on the CPU. A lane finds its element's operand offsets once per row (the
+              broadcast strides are compile-time constants; no division in the edge loop) and takes
+              ``UNROLL`` edges at a time: their ids, then their rows, then the in-order combine, so that
+              several row loads are in flight per lane. Rows with more than ``HUB_DEGREE`` in-edges are
+              cut into chunks of ``CHUNK_EDGES`` edges, a block of ``HUB_BLOCK`` threads per chunk: its
+              warps reduce contiguous pieces of the chunk, warp 0 combines them in order into a
+              per-chunk partial, and a second kernel combines a row's chunks in order (still
+              deterministic, still first-edge ties).
 ``spmm_coo``  edge-parallel with atomics, for graphs that do not allow the CSC: one thread per (edge,
               feature) element. Sums use ``atomic.add`` (so their rounding order is not fixed); max/min take
               ``atomic.max``/``atomic.min`` and a second pass that records, for every output element, the
@@ -88,6 +90,15 @@ def make_message(op: str, pattern: tuple, acc: str):
     return offsets, message
 
 
+def row_width(D: int) -> int:
+    """Lanes per row of the light kernel: the output row rounded up to a power of two, at most a warp, so
+    that narrow outputs (a scalar per edge, a few heads) put several rows on a warp instead of idle lanes."""
+    width = 1
+    while width < min(int(D), WARP):
+        width *= 2
+    return width
+
+
 def block_jit(block: int):
     """``cuda.jit`` for a kernel launched with up to ``block`` threads per block: on a GPU it is held to
     ``65536 // block`` registers per thread (an SM's register file), so that such a block can always
@@ -117,8 +128,8 @@ def chunk_rows(indptr, rows, chunk_edges: int):
 def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
     """``(light, hub, finish)``; ``out`` zero-filled and the args -1-filled by the caller (the empty-row rule).
 
-    ``light(indptr, indices, eids, has_eids, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e, with_arg)``:
-    a warp per row, rows above ``hub_degree`` skipped;
+    ``light(indptr, indices, eids, has_eids, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e, with_arg,
+    width)``: a group of ``width`` lanes per row (:func:`row_width`), rows above ``hub_degree`` skipped;
     ``hub(chunks, indices, eids, has_eids, x, w, B, D, loff, roff, part_val, part_u, part_e)``: a block per
     chunk of a long row (:func:`chunk_rows`; any block size that is a multiple of 32 up to ``HUB_BLOCK``),
     its result per output element into row ``c`` of the ``(num_chunks, D)`` partial arrays (accumulator
@@ -208,16 +219,17 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
                 arg_e[v, k] = be
 
     @cuda.jit
-    def light(indptr, indices, eids, has_eids, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e, with_arg):
+    def light(indptr, indices, eids, has_eids, x, w, B, D, loff, roff, hub_degree, out, arg_u, arg_e, with_arg,
+              width):
+        # a group of `width` lanes per row (no lane talks to another, so groups need not stay in step)
         tid = cuda.grid(1)
-        lane = cuda.threadIdx.x % WARP
-        warps = cuda.gridsize(1) // WARP
-        for v in range(tid // WARP, indptr.size - 1, warps):
+        sub = tid % width
+        for v in range(tid // width, indptr.size - 1, cuda.gridsize(1) // width):
             start = indptr[v]
             end = indptr[v + 1]
             if end == start or end - start > hub_degree:
                 continue
-            for k in range(lane, D, WARP):
+            for k in range(sub, D, width):
                 xi, wi = offsets(k, B, loff, roff)
                 best, bu, be = reduce_range(indices, eids, has_eids, x, w, xi, wi, start, end)
                 store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, end - start)

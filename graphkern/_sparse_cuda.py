@@ -104,8 +104,11 @@ def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
             from .kernels.cuda.launch import grid_blocks
 
             part_val = _cuda.empty((num_chunks, D), np.float64 if acc == "float64" else np.float32)
-            part_u = _cuda.empty((num_chunks, D), np.int64)
-            part_e = _cuda.empty((num_chunks, D), np.int64)
+            if reduce in ("sum", "mean"):  # no winners to carry
+                part_u = part_e = dummy(np.int64)
+            else:
+                part_u = _cuda.empty((num_chunks, D), np.int64)
+                part_e = _cuda.empty((num_chunks, D), np.int64)
             shape = grid_blocks(num_chunks, K.HUB_BLOCK)
             hub[shape](chunks, indices, eids, has_eids, x2, w2, bcast.B, D, loff, roff, part_val, part_u, part_e)
             finish[shape](chunks, D, part_val, part_u, part_e, out, au, ae, with_arg)

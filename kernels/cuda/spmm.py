@@ -133,7 +133,7 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
     ``hub(chunks, indices, eids, has_eids, x, w, B, D, loff, roff, part_val, part_u, part_e)``: a block per
     chunk of a long row (:func:`chunk_rows`; any block size that is a multiple of 32 up to ``HUB_BLOCK``),
     its result per output element into row ``c`` of the ``(num_chunks, D)`` partial arrays (accumulator
-    dtype, int64, int64);
+    dtype, int64, int64; the two int64 ones only for max/min, placeholders for sums);
     ``finish(chunks, D, part_val, part_u, part_e, out, arg_u, arg_e, with_arg)``: a block per long row
     (at its first chunk), combining the row's chunks in order and storing the row."""
     offsets, message = make_message(op, pattern, acc)
@@ -269,8 +269,9 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
                         best, bu, be = combine(best, bu, be, ACC(piece_val[p * WARP + lane]), piece_u[p * WARP + lane],
                                                piece_e[p * WARP + lane])
                     part_val[c, k] = best
-                    part_u[c, k] = bu
-                    part_e[c, k] = be
+                    if not IS_SUM:  # sums carry no winners (their arrays are placeholders)
+                        part_u[c, k] = bu
+                        part_e[c, k] = be
                 cuda.syncthreads()
 
     @cuda.jit
@@ -283,10 +284,16 @@ def spmm_csc_kernel(op: str, reduce: str, pattern: tuple, acc: str):
             degree = chunks[1, last - 1] - chunks[0, c]
             for k in range(cuda.threadIdx.x, D, cuda.blockDim.x):
                 best = ACC(part_val[c, k])
-                bu = part_u[c, k]
-                be = part_e[c, k]
+                bu = -1
+                be = -1
+                if not IS_SUM:
+                    bu = part_u[c, k]
+                    be = part_e[c, k]
                 for q in range(c + 1, last):  # chunks in edge order, as the pieces within a chunk
-                    best, bu, be = combine(best, bu, be, ACC(part_val[q, k]), part_u[q, k], part_e[q, k])
+                    if IS_SUM:
+                        best += ACC(part_val[q, k])
+                    else:
+                        best, bu, be = combine(best, bu, be, ACC(part_val[q, k]), part_u[q, k], part_e[q, k])
                 store(out, arg_u, arg_e, with_arg, v, k, best, bu, be, degree)
 
     return light, hub, finish

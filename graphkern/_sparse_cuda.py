@@ -55,15 +55,20 @@ def offset_table(bcast, side: str):
     return _OFFSET_TABLES[key]
 
 
-def _hub_rows(dg, fmt: str, hub_degree: int):
-    key = ("cuda_hub_rows", fmt, hub_degree)
-    rows = dg._cache.get(key)
-    if rows is None:
+def _hub_chunks(dg, fmt: str, hub_degree: int, chunk_edges: int):
+    """``(chunks, count)``: the rows above ``hub_degree`` cut into chunks (:func:`kernels.cuda.spmm.chunk_rows`),
+    on the device, made once per graph and thresholds."""
+    from .kernels.cuda.spmm import chunk_rows
+
+    key = ("cuda_hub_chunks", fmt, hub_degree, chunk_edges)
+    chunks = dg._cache.get(key)
+    if chunks is None:
         indptr = _cuda.to_host(dg._raw(fmt)[0])
-        heavy = np.flatnonzero(np.diff(indptr) > hub_degree).astype(np.int64)
-        rows = _cuda.to_device("rows", heavy if heavy.size else np.zeros(1, np.int64)), int(heavy.size)
-        dg._cache[key] = rows
-    return rows
+        table = chunk_rows(indptr, np.flatnonzero(np.diff(indptr) > hub_degree), chunk_edges)
+        count = int(table.shape[1])
+        chunks = _cuda.to_device("rows", table if count else np.zeros((5, 1), np.int64)), count
+        dg._cache[key] = chunks
+    return chunks
 
 
 def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
@@ -90,15 +95,23 @@ def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
         indptr, indices, eids = dg._raw("csc")
         has_eids = not dg.eids_are_identity("csc")
         eids = eids if has_eids else indices
-        light, hub = K.spmm_csc_kernel(op, reduce, bcast.pattern, acc)
-        rows, num_hubs = _hub_rows(dg, "csc", K.HUB_DEGREE)
-        args = (indptr, indices, eids, has_eids, rows, x2, w2, bcast.B, D, loff, roff, K.HUB_DEGREE, out, au, ae,
-                with_arg)
-        light[grid_warps(g.num_dst)](*args)
-        if num_hubs:
+        light, hub, finish = K.spmm_csc_kernel(op, reduce, bcast.pattern, acc)
+        width = K.row_width(D)
+        light[grid_warps(-(-g.num_dst // (K.WARP // width)))](indptr, indices, eids, has_eids, x2, w2, bcast.B, D,
+                                                              loff, roff, K.HUB_DEGREE, out, au, ae, with_arg, width)
+        chunks, num_chunks = _hub_chunks(dg, "csc", K.HUB_DEGREE, K.CHUNK_EDGES)
+        if num_chunks:
             from .kernels.cuda.launch import grid_blocks
 
-            hub[grid_blocks(num_hubs)](*args)
+            part_val = _cuda.empty((num_chunks, D), np.float64 if acc == "float64" else np.float32)
+            if reduce in ("sum", "mean"):  # no winners to carry
+                part_u = part_e = dummy(np.int64)
+            else:
+                part_u = _cuda.empty((num_chunks, D), np.int64)
+                part_e = _cuda.empty((num_chunks, D), np.int64)
+            shape = grid_blocks(num_chunks, K.HUB_BLOCK)
+            hub[shape](chunks, indices, eids, has_eids, x2, w2, bcast.B, D, loff, roff, part_val, part_u, part_e)
+            finish[shape](chunks, D, part_val, part_u, part_e, out, au, ae, with_arg)
         return out, arg_u, arg_e
     src, dst, eids = dg._raw("coo")
     has_eids = not dg.eids_are_identity("coo")
@@ -140,7 +153,7 @@ def _edge_list(dg, fmt: str):
 def sddmm(g, the_plan, op, L, R, lhs_target, rhs_target, bcast):
     """``out`` ``(num_edge_ids, D)`` on the device (unused edge ids hold 0)."""
     from .kernels.cuda import sddmm as K
-    from .kernels.cuda.launch import grid_1d, grid_warps
+    from .kernels.cuda.launch import grid_warps
 
     dg = device_graph(g)
     dtype = (L if L is not None else R).dtype
@@ -154,17 +167,35 @@ def sddmm(g, the_plan, op, L, R, lhs_target, rhs_target, bcast):
     lt, rt = K.target_codes(lhs_target if L is not None else "u", rhs_target if R is not None else "u")
     src, dst, eids, has_eids = _edge_list(dg, the_plan.format)
     kernel = K.sddmm_kernel(op, bcast.pattern, accumulator(dtype))
-    width = K.group_width(bcast.reduce_size) if op == "dot" else 1
-    shape = grid_warps(-(-g.num_edges // (K.WARP // width))) if op == "dot" else grid_1d(g.num_edges * D)
+    width = K.group_width(bcast.reduce_size) if op == "dot" else K.element_width(D)
+    shape = grid_warps(-(-g.num_edges // (K.WARP // width)))
     kernel[shape](src, dst, eids if has_eids else src, has_eids, L2, R2, lt, rt, bcast.B, D, bcast.reduce_size,
                   width, offset_table(bcast, "lhs"), offset_table(bcast, "rhs"), out)
     return out
 
 
+def _softmax_rows(dg, fmt: str):
+    """The rows of ``fmt`` by degree class (:func:`kernels.cuda.edge_softmax.classify_rows`): the short and
+    the medium rows, and the chunks of the long ones, each as ``(device array, count)``; made once per
+    graph and thresholds."""
+    from .kernels.cuda import edge_softmax as K
+
+    key = ("cuda_softmax_rows", fmt, K.SMALL_DEGREE, K.HUB_DEGREE, K.CHUNK_EDGES)
+    lists = dg._cache.get(key)
+    if lists is None:
+        small, medium, chunks = K.classify_rows(_cuda.to_host(dg._raw(fmt)[0]))
+        lists = tuple((_cuda.to_device("rows", rows if rows.size else np.zeros(1, np.int64)), int(rows.size))
+                      for rows in (small, medium))
+        lists += ((_cuda.to_device("rows", chunks if chunks.size else np.zeros((4, 1), np.int64)),
+                   int(chunks.shape[1])),)
+        dg._cache[key] = lists
+    return lists
+
+
 def edge_softmax(g, the_plan, z):
     """Softmax of ``z`` (device, ``(num_edge_ids, ...)``) over each row of the plan's format."""
-    from .kernels.cuda.edge_softmax import edge_softmax_rows_kernel
-    from .kernels.cuda.launch import grid_warps
+    from .kernels.cuda import edge_softmax as K
+    from .kernels.cuda.launch import grid_blocks, grid_warps
 
     dg = device_graph(g)
     if not g.num_edge_ids:
@@ -174,6 +205,20 @@ def edge_softmax(g, the_plan, z):
     if g.num_edges and z2.shape[1]:
         indptr, _, eids = dg._raw(the_plan.format)
         has_eids = not dg.eids_are_identity(the_plan.format)
-        kernel = edge_softmax_rows_kernel(accumulator(z.dtype))
-        kernel[grid_warps(indptr.size - 1)](indptr, eids if has_eids else indptr, has_eids, z2, out)
+        eids = eids if has_eids else indptr
+        acc = accumulator(z.dtype)
+        (small, n_small), (medium, n_medium), (chunks, n_chunks) = _softmax_rows(dg, the_plan.format)
+        rows = K.rows_kernel(acc)
+        if n_small:
+            groups_per_warp = K.WARP // K.SMALL_WIDTH
+            rows[grid_warps(-(-n_small // groups_per_warp))](small, indptr, eids, has_eids, z2, out, K.SMALL_WIDTH)
+        if n_medium:
+            rows[grid_warps(n_medium)](medium, indptr, eids, has_eids, z2, out, K.WARP)
+        if n_chunks:
+            partial, finish = K.hub_kernels(acc)
+            chunk_max = _cuda.empty((n_chunks, z2.shape[1]), np.float64 if acc == "float64" else np.float32)
+            chunk_sum = _cuda.empty(chunk_max.shape, chunk_max.dtype)
+            shape = grid_blocks(n_chunks, K.HUB_BLOCK)
+            partial[shape](chunks, eids, has_eids, z2, chunk_max, chunk_sum)
+            finish[shape](chunks, eids, has_eids, z2, chunk_max, chunk_sum, out)
     return out.reshape(*z.shape)

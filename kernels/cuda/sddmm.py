@@ -1,12 +1,15 @@
 """g-SDDMM on the GPU over the edge list: ``out[e] = op(L[e], R[e])`` with each operand row taken from
 the source, the destination or the edge itself.
 
-Elementwise ops run one thread per (edge, output element). ``dot`` runs a group of lanes per edge, the
-group as wide as the reduced axis needs (a power of two up to a warp: 4 lanes for 4-wide vectors, 32
-for 64-wide), each lane summing a strided slice of the axis and the group finishing with a butterfly
-reduction (:mod:`.warp`: shuffles on a GPU, shared memory in the simulator). DGL reduces with shuffles
-only from 32-wide features on (research/dgl-kernels.md 5.4); narrower ones waste most of its warp.
-Accumulation is float32 for float16/float32 inputs, float64 for float64.
+Elementwise ops run a group of lanes per edge (the output row rounded up to a power of two, at most a
+warp), each lane on a fixed set of output elements whose operand offsets it computes once, outside its
+loop over the edges: no division per element.
+
+``dot`` runs a group of lanes per edge (:func:`group_width`: 8 lanes for 64- and 128-wide vectors, so a
+warp works on four edges at once; 4 lanes for 4-wide vectors, at most 32), each lane summing a strided
+slice of the axis into four partial sums (four pairs of loads in flight) and the group finishing with a
+butterfly reduction (:mod:`.warp`: shuffles on a GPU, shared memory in the simulator). Accumulation is
+float32 for float16/float32 inputs, float64 for float64.
 """
 
 from __future__ import annotations
@@ -23,12 +26,32 @@ from .warp import group_sum
 _OP_CODE = {"add": 0, "sub": 1, "mul": 2, "div": 3, "copy_lhs": 4, "copy_rhs": 5, "dot": 6}
 
 
-def group_width(reduce_size: int) -> int:
-    """Lanes per edge for ``dot``: the smallest power of two covering the axis, at most a warp."""
+# dot: a lane sums up to this many elements of the reduced axis, so wide vectors take fewer lanes per edge
+# (more edges per warp, fewer shuffle rounds); `python3 tools/gpu_check.py`, row "u_dot_v", measures it
+DOT_ELEMS_PER_LANE = 16
+# ... but at least this many lanes while the axis has them: 8 float32 lanes read a whole 32-byte sector
+DOT_MIN_WIDTH = 8
+
+
+def _pow2_at_least(n: int) -> int:
     width = 1
-    while width < min(int(reduce_size), WARP):
+    while width < n:
         width *= 2
     return width
+
+
+def group_width(reduce_size: int) -> int:
+    """Lanes per edge for ``dot``: enough for ``DOT_ELEMS_PER_LANE`` elements each, at least
+    ``DOT_MIN_WIDTH`` (at most the axis rounded up to a power of two), at most a warp."""
+    rs = int(reduce_size)
+    width = max(_pow2_at_least(-(-rs // DOT_ELEMS_PER_LANE)), min(DOT_MIN_WIDTH, _pow2_at_least(rs)))
+    return min(width, WARP)
+
+
+def element_width(out_len: int) -> int:
+    """Lanes per edge for the elementwise ops: the output row rounded up to a power of two, at most a
+    warp (each lane keeps its output elements, and so their operand offsets, for every edge)."""
+    return min(_pow2_at_least(int(out_len)), WARP)
 
 
 @functools.cache
@@ -82,11 +105,25 @@ def sddmm_kernel(op: str, pattern: tuple, acc: str):
                 ri = pick(rt, u, v, e)
                 for k in range(D):
                     lo, ro = offsets(k, B, loff, roff)
-                    part = ACC(0)
+                    lb = lo * RS
+                    rb = ro * RS
+                    # four partial sums: four independent pairs of loads in flight per lane
+                    p0 = ACC(0)
+                    p1 = ACC(0)
+                    p2 = ACC(0)
+                    p3 = ACC(0)
                     if valid:
-                        for t in range(sub, RS, width):
-                            part += ACC(L[li, lo * RS + t]) * ACC(R[ri, ro * RS + t])
-                    total = group_sum(part, scratch, width)
+                        t = sub
+                        while t + 3 * width < RS:
+                            p0 += ACC(L[li, lb + t]) * ACC(R[ri, rb + t])
+                            p1 += ACC(L[li, lb + t + width]) * ACC(R[ri, rb + t + width])
+                            p2 += ACC(L[li, lb + t + 2 * width]) * ACC(R[ri, rb + t + 2 * width])
+                            p3 += ACC(L[li, lb + t + 3 * width]) * ACC(R[ri, rb + t + 3 * width])
+                            t += 4 * width
+                        while t < RS:
+                            p0 += ACC(L[li, lb + t]) * ACC(R[ri, rb + t])
+                            t += width
+                    total = group_sum((p0 + p1) + (p2 + p3), scratch, width)
                     if valid and sub == 0:
                         out[e, k] = total
 
@@ -94,26 +131,31 @@ def sddmm_kernel(op: str, pattern: tuple, acc: str):
 
         @cuda.jit
         def kernel(src, dst, eids, has_eids, L, R, lt, rt, B, D, RS, width, loff, roff, out):
+            # a group of `width` lanes per edge, lane `sub` on output elements sub, sub + width, ...: each
+            # thread finds its elements' operand offsets once and then walks the edges
             E = src.size
-            for idx in range(cuda.grid(1), E * D, cuda.gridsize(1)):
-                i = idx // D
-                k = idx - i * D
-                e = eids[i] if has_eids else i
+            tid = cuda.grid(1)
+            sub = tid % width
+            first = tid // width
+            groups = cuda.gridsize(1) // width
+            for k in range(sub, D, width):
                 lo, ro = offsets(k, B, loff, roff)
-                lhs = ACC(L[pick(lt, src[i], dst[i], e), lo]) if USE_L else ACC(0)
-                rhs = ACC(R[pick(rt, src[i], dst[i], e), ro]) if USE_R else ACC(0)
-                if OP == 0:
-                    val = lhs + rhs
-                elif OP == 1:
-                    val = lhs - rhs
-                elif OP == 2:
-                    val = lhs * rhs
-                elif OP == 3:
-                    val = lhs / rhs
-                elif OP == 4:
-                    val = lhs
-                else:
-                    val = rhs
-                out[e, k] = val
+                for i in range(first, E, groups):
+                    e = eids[i] if has_eids else i
+                    lhs = ACC(L[pick(lt, src[i], dst[i], e), lo]) if USE_L else ACC(0)
+                    rhs = ACC(R[pick(rt, src[i], dst[i], e), ro]) if USE_R else ACC(0)
+                    if OP == 0:
+                        val = lhs + rhs
+                    elif OP == 1:
+                        val = lhs - rhs
+                    elif OP == 2:
+                        val = lhs * rhs
+                    elif OP == 3:
+                        val = lhs / rhs
+                    elif OP == 4:
+                        val = lhs
+                    else:
+                        val = rhs
+                    out[e, k] = val
 
     return kernel

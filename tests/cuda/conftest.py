@@ -101,7 +101,31 @@ CASES = small_cases()
 
 @pytest.fixture
 def low_hub_degree(monkeypatch):
-    """Rows above 16 in-edges go to the block-per-row kernel, so the hub path runs on small graphs."""
+    """Rows above 16 in-edges go to the block kernels in chunks of 12 edges, so the hub path (several
+    chunks per row, a short last one or not) runs on small graphs."""
     from graphkern.kernels.cuda import spmm
 
     monkeypatch.setattr(spmm, "HUB_DEGREE", 16)
+    monkeypatch.setattr(spmm, "CHUNK_EDGES", 12)
+
+
+@pytest.fixture
+def low_softmax_degrees(monkeypatch):
+    """Edge softmax: rows of at most 2 edges share a warp, rows above 6 edges go to the block kernels in
+    chunks of 16 edges."""
+    from graphkern.kernels.cuda import edge_softmax
+
+    monkeypatch.setattr(edge_softmax, "SMALL_DEGREE", 2)
+    monkeypatch.setattr(edge_softmax, "HUB_DEGREE", 6)
+    monkeypatch.setattr(edge_softmax, "CHUNK_EDGES", 16)
+
+
+def degree_ladder(degrees, seed=0):
+    """``(src, dst, n)``: destination ``i`` gets ``degrees[i]`` in-edges from random sources, the edges
+    shuffled (so the CSC reaches them through a permutation)."""
+    rng = np.random.default_rng(seed)
+    n = len(degrees)
+    dst = np.repeat(np.arange(n), degrees)
+    src = rng.integers(0, n, dst.size)
+    order = rng.permutation(dst.size)
+    return src[order], dst[order], n

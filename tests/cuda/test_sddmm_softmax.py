@@ -1,5 +1,7 @@
 """g-SDDMM and edge softmax on the cuda backend against the CPU backend and the NumPy references."""
 
+import warnings
+
 import numpy as np
 import pytest
 import reference as ref
@@ -33,7 +35,7 @@ def test_elementwise_ops(op, targets):
     np.testing.assert_allclose(got.reshape(want.shape), want)
 
 
-@pytest.mark.parametrize("width", [1, 3, 8, 40])
+@pytest.mark.parametrize("width", [1, 3, 8, 40, 70])
 def test_dot_at_every_width(width):
     g = _graph("random_300")
     x = _rows(g, "u", (2, width), 2)
@@ -74,3 +76,73 @@ def test_edge_softmax_by_source_multi_head_float32_and_float16():
     half = gk.edge_softmax(g, z.astype(np.float16), backend="cuda").copy_to_host()
     assert half.dtype == np.float16
     np.testing.assert_allclose(half.astype(np.float32), gk.edge_softmax(g, z), rtol=2e-3, atol=1e-3)
+
+
+# around the lowered thresholds of low_softmax_degrees: small (<= 2), warp (3..6), blocks (> 6: one chunk
+# of 7, two of exactly 16, three with a short last one, five)
+LADDER = [0, 1, 2, 3, 6, 7, 0, 40, 5, 2, 1, 70, 32]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("norm_by", ["dst", "src"])
+def test_edge_softmax_every_row_class(dtype, norm_by, low_softmax_degrees):
+    from graphkern.kernels.cuda import edge_softmax as K
+
+    chunks = K.classify_rows(np.array([0, 0, 7, 47, 79]))[2]
+    np.testing.assert_array_equal(chunks, [[0, 7, 23, 39, 47, 63], [7, 23, 39, 47, 63, 79], [0, 1, 1, 1, 4, 4],
+                                           [1, 3, 3, 3, 2, 2], [1, 2, 2, 2, 3, 3]])
+    from conftest import degree_ladder
+
+    src, dst, n = degree_ladder(LADDER)
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    z = np.random.default_rng(9).normal(0, 3, (g.num_edges, 3, 1)).astype(dtype)
+    got = gk.edge_softmax(g, cuda.to_device(z), norm_by, backend="cuda").copy_to_host()
+    assert got.dtype == dtype and got.shape == z.shape
+    want = gk.edge_softmax(g, z.astype(np.float64), norm_by)
+    rtol, atol = {np.float64: (1e-10, 1e-14), np.float32: (1e-4, 1e-7), np.float16: (2e-3, 1e-3)}[dtype]
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=rtol, atol=atol)
+    keys = dst if norm_by == "dst" else src
+    sums = np.zeros((n, 3, 1))
+    np.add.at(sums, keys, got.astype(np.float64))
+    has = np.bincount(keys, minlength=n) > 0
+    np.testing.assert_allclose(sums[has], 1, rtol=10 * rtol)
+
+
+def test_edge_softmax_infinite_and_large_logits(low_softmax_degrees):
+    from conftest import degree_ladder
+
+    src, dst, n = degree_ladder(LADDER, seed=1)
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    z = np.random.default_rng(10).normal(0, 1, (g.num_edges, 2)).astype(np.float32)
+    z[::3, 0] = -np.inf  # some edges of most rows masked out, never a whole row (that row would be NaN)
+    first = np.unique(dst, return_index=True)[1]
+    z[first, 0] = 0.5
+    masked = np.isneginf(z[:, 0])
+    z[::5, 1] = 1e38  # near float32's largest: exp(z - max) must not overflow
+    z[1::5, 1] = -1e38
+    got = gk.edge_softmax(g, cuda.to_device(z), backend="cuda").copy_to_host()
+    want = gk.edge_softmax(g, z.astype(np.float64))
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-7)
+    assert masked.sum() > 10 and (got[masked, 0] == 0).all()
+    # a +inf logit: exp(inf - inf) is NaN, so is its row's sum and every output of the row (as on the CPU)
+    hub, warp_row = np.flatnonzero(dst == 11)[5], np.flatnonzero(dst == 4)[2]
+    z[[hub, warp_row], 1] = np.inf
+    with warnings.catch_warnings():  # the simulator computes inf - inf in NumPy, which warns
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = gk.edge_softmax(g, cuda.to_device(z), backend="cuda").copy_to_host()
+    nan_rows = np.isin(dst, [4, 11])
+    assert np.isnan(got[nan_rows, 1]).all() and np.isfinite(got[~nan_rows]).all()
+
+
+@pytest.mark.parametrize("shapes", [((1,), (1,)), ((33,), (1,)), ((3, 1), (1, 11))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_elementwise_output_widths(shapes, dtype):
+    # 1 lane per edge, 32 lanes with a second round of output elements, and a general broadcast (3 x 11)
+    g = _graph("multi_edges")
+    L = _rows(g, "u", shapes[0], 11).astype(dtype)
+    R = _rows(g, "e", shapes[1], 12).astype(dtype)
+    for op in ("sub", "div"):
+        got = gk.sddmm(g, op, L, R, "u", "e", backend="cuda").copy_to_host()
+        want = gk.sddmm(g, op, L.astype(np.float64), R.astype(np.float64), "u", "e")
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-3 if dtype == np.float16 else 1e-6)

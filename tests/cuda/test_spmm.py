@@ -117,3 +117,38 @@ def test_explain_names_the_cuda_kernel():
     g = _graph("random_300")
     plan = gk.explain(g, "spmm", backend="cuda", op="mul", reduce="sum")
     assert plan.backend == "cuda" and plan.format == "csc" and plan.kernel == "spmm_csc_mul_sum"
+
+
+# in-degrees around the unrolled edge loop (1..5, 8, 9) and the lowered hub threshold of low_hub_degree
+# (16 stays on the warp kernel, 17 and 40 go to the block kernel)
+LADDER = [0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 40, 0]
+
+
+@pytest.mark.parametrize("F", [1, 3, 33])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_degree_ladder_every_width_and_dtype(F, dtype, low_hub_degree):
+    from conftest import degree_ladder
+
+    src, dst, n = degree_ladder(LADDER, seed=F)
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    rng = np.random.default_rng(F)
+    x = rng.uniform(-1, 1, (n, F)).astype(dtype)
+    w = rng.uniform(0.5, 2, (g.num_edges, F)).astype(dtype)
+    if dtype == np.float16:
+        x[rng.random(x.shape) < 0.3] = 0.5  # repeated values: ties, to the first edge in CSC order
+    rtol = {np.float64: 1e-12, np.float32: 1e-5, np.float16: 2e-3}[dtype]
+    cases = [("copy_lhs", "sum"), ("mul", "max"), ("sub", "min"), ("add", "mean")]
+    if F != 33:  # each op-reducer pair is a simulated launch; F = 33 (two lane rounds) takes the two reducers
+        cases += [("copy_rhs", "max"), ("div", "sum")]
+    for op, reduce in cases:
+        with_arg = reduce in ("max", "min")
+        want = gk.spmm(g, op, reduce, x.astype(np.float64) if op != "copy_rhs" else None,
+                       w.astype(np.float64) if op != "copy_lhs" else None, return_arg=with_arg)
+        got = gk.spmm(g, op, reduce, x if op != "copy_rhs" else None, w if op != "copy_lhs" else None,
+                      return_arg=with_arg, backend="cuda")
+        if not with_arg:
+            want, got = (want,), (got,)
+        np.testing.assert_allclose(got[0].copy_to_host().astype(np.float64), want[0], rtol=rtol, atol=rtol)
+        for a, b in zip(want[1:], got[1:]):
+            if a is not None:
+                np.testing.assert_array_equal(b.copy_to_host(), a)

@@ -617,9 +617,10 @@ FAMILIES = ("sort", "spmm", "sddmm", "softmax", "bfs", "torch", "gpma")  # gpma 
 # (module, name, value); a name a module does not have is skipped, so the list may run ahead of the code.
 QUICK_THRESHOLDS = [
     ("graphkern.kernels.cuda.spmm", "HUB_DEGREE", 16),
-    ("graphkern.kernels.cuda.edge_softmax", "SMALL_DEGREE", 4),
-    ("graphkern.kernels.cuda.edge_softmax", "HUB_DEGREE", 16),
-    ("graphkern.kernels.cuda.edge_softmax", "CHUNK_EDGES", 8),
+    ("graphkern.kernels.cuda.spmm", "CHUNK_EDGES", 12),
+    ("graphkern.kernels.cuda.edge_softmax", "SMALL_DEGREE", 2),
+    ("graphkern.kernels.cuda.edge_softmax", "HUB_DEGREE", 6),
+    ("graphkern.kernels.cuda.edge_softmax", "CHUNK_EDGES", 16),
     ("graphkern.kernels.cuda.bfs", "PUSH_GROUP_DEGREE", 3),
     ("graphkern.kernels.cuda.bfs", "PUSH_BLOCK_DEGREE", 6),
     ("graphkern.kernels.cuda.bfs", "PUSH_GRID_DEGREE", 12),

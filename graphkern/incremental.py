@@ -24,8 +24,8 @@ from ._validate import check_int_scalar
 
 __all__ = ["IncrementalBFS", "FALLBACK_FRACTION"]
 
-# above this fraction of the vertices re-labelled in one update, a fresh search is faster (measured on
-# Kronecker scale 20, see the closing note of the dynamic-graph issue)
+# above this fraction of the vertices re-labelled in one update, a fresh search is faster (measured by
+# `python tools/dynamic_bench.py`, its IncrementalBFS rows)
 FALLBACK_FRACTION = 0.05
 # ... but never below this many vertices: a small relabelling costs microseconds either way
 _MIN_LIMIT = 256

@@ -188,6 +188,21 @@ def _leaf_count(keys, first, leaf_size):
     return c
 
 
+@cuda.jit(device=True)
+def last_leaf_below(keys, leaf_size, first_leaf, leaves, key):
+    """The last leaf of the window ``[first_leaf, first_leaf + leaves)`` whose first key is below ``key``,
+    or ``first_leaf - 1`` when there is none (binary search; leaves are never empty)."""
+    a = first_leaf - 1
+    b = first_leaf + leaves - 1
+    while a < b:
+        mid = (a + b + 1) // 2
+        if keys[mid * leaf_size] < key:
+            a = mid
+        else:
+            b = mid - 1
+    return a
+
+
 @cuda.jit
 def rebalance_level(keys, eids, leaf_size, level, upper, windows, new_keys, new_eids, starts, group_ranks,
                     num_pending, row_off, done, leaf_rank, scratch_keys, scratch_eids):
@@ -251,15 +266,7 @@ def rebalance_level(keys, eids, leaf_size, level, upper, windows, new_keys, new_
                     scratch_eids[pos] = eids[s]
             for j in range(lo + tid, hi, nt):
                 k = new_keys[j]
-                # the last leaf of the window whose first key is below k (leaves are never empty)
-                a = first_leaf - 1
-                b = first_leaf + leaves - 1
-                while a < b:
-                    mid = (a + b + 1) // 2
-                    if keys[mid * leaf_size] < k:
-                        a = mid
-                    else:
-                        b = mid - 1
+                a = last_leaf_below(keys, leaf_size, first_leaf, leaves, k)
                 rank = 0
                 if a >= first_leaf:
                     rank = leaf_rank[a]
@@ -338,14 +345,7 @@ def wide_merge_new(keys, leaf_size, level, windows, new_keys, new_eids, flags, r
             continue
         k = new_keys[j]
         first_leaf = windows[j] << level
-        a = first_leaf - 1  # the last leaf of the window whose first key is below k
-        b = first_leaf + leaves - 1
-        while a < b:
-            mid = (a + b + 1) // 2
-            if keys[mid * leaf_size] < k:
-                a = mid
-            else:
-                b = mid - 1
+        a = last_leaf_below(keys, leaf_size, first_leaf, leaves, k)
         rank = 0
         if a >= first_leaf:
             rank = pre[(g << level) + a - first_leaf] - pre[g << level]

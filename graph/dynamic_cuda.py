@@ -17,6 +17,7 @@ inside the first small batch that happens to need them.
 
 from __future__ import annotations
 
+import threading
 import weakref
 
 import numpy as np
@@ -64,6 +65,7 @@ SMALL_WINDOW = 512
 WIDE_WINDOW = 4096
 
 _WARMED = False
+_WARM_LOCK = threading.RLock()
 
 
 def _warm_up():
@@ -72,9 +74,18 @@ def _warm_up():
     overflows (a rebuild runs the kernels of a compaction) and a snapshot with its edge list. Snapshots
     that need 64-bit ids compile their own specialisation later."""
     global _WARMED
-    if _WARMED:
-        return
-    _WARMED = True
+    with _WARM_LOCK:  # re-entrant: the warm-up's own graph comes back here, and finds _WARMED set
+        if _WARMED:
+            return
+        _WARMED = True
+        try:
+            _run_warm_up()
+        except BaseException:
+            _WARMED = False  # the next construction tries again and raises where it fails
+            raise
+
+
+def _run_warm_up():
     dg = CudaDynamicGraph(8)
     src = np.arange(8, dtype=np.int64)
     dg.apply(insert=(src, (src + 1) % 8))

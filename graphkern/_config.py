@@ -121,9 +121,18 @@ def _numba_cuda_version() -> str | None:
         return None
 
 
-@functools.cache
+_PROBE_LOCK = threading.Lock()
+
+
 def _probe() -> tuple[bool, str]:
-    """The cached answer of :func:`cuda_status` on the real target."""
+    """The cached answer of :func:`cuda_status` on the real target (one probe per process, even when
+    several threads ask first at once)."""
+    with _PROBE_LOCK:
+        return _probe_once()
+
+
+@functools.cache
+def _probe_once() -> tuple[bool, str]:
     if _numba_cuda_version() is None:
         return False, f"numba-cuda is not installed (numba's own numba.cuda is not supported); {_INSTALL}"
     result: dict = {}
@@ -134,6 +143,9 @@ def _probe() -> tuple[bool, str]:
         return False, (f"the CUDA probe (compile and run a tiny kernel) did not finish in {_PROBE_TIMEOUT_S:g} s: "
                        "the driver or the compiler hangs")
     return result.get("status", (False, "the CUDA probe stopped without an answer"))
+
+
+_probe.cache_clear = _probe_once.cache_clear  # a fresh probe (tests)
 
 
 def _compile_probe():

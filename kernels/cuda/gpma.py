@@ -1,8 +1,8 @@
 """The packed memory array of :mod:`graphkern.kernels.cpu.gpma` on the GPU (same layout, same names).
 
 A batch runs as a host-driven loop of kernels over the tree's levels, with no grid-wide synchronisation
-inside a kernel (sm_90 and later support cooperative launches and ``grid.sync()``, but a level's windows
-are independent, so a kernel boundary per level is all the ordering needed): the batch's keys are built,
+inside a kernel (a level's windows are independent, so a kernel boundary per level is all the ordering
+needed): the batch's keys are built,
 radix sorted and deduplicated on the device (:mod:`graphkern.kernels.cuda.sort`), each key locates its
 leaf by a binary search over the leaf separators (one thread per key), deletions tombstone in place, and
 insertions climb the tree a level at a time. At a level the pending keys are grouped by window (a mark,

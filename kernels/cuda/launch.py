@@ -7,7 +7,8 @@ Every kernel walks its items with a grid-stride loop, so any grid is correct wit
 * :func:`grid_warps` kernels (a warp per row or per group of edges) and :func:`grid_blocks` kernels (a
   block per hub row) need whole warps: a block size that is a multiple of :data:`WARP`, because their
   lanes meet in warp shuffles whose mask names all 32 lanes (:mod:`.warp`) and they number warps by
-  ``thread // WARP``; and at most :data:`BLOCK` threads, the size of their per-block shared scratch.
+  ``thread // WARP``; and no more threads than the kernel's own block constant (:data:`BLOCK` for most,
+  the hub kernels' ``HUB_BLOCK``), the size of their per-block shared scratch.
 
 The shape is only a performance choice. On a GPU the grid covers the work (capped at ``_MAX_BLOCKS``); in
 the simulator, where each CUDA thread is a Python thread, one block does everything, which keeps the

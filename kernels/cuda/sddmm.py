@@ -8,7 +8,7 @@ loop over the edges: no division per element.
 ``dot`` runs a group of lanes per edge (:func:`group_width`: 8 lanes for 64- and 128-wide vectors, so a
 warp works on four edges at once; 4 lanes for 4-wide vectors, at most 32), each lane summing a strided
 slice of the axis into four partial sums (four pairs of loads in flight) and the group finishing with a
-butterfly reduction (:mod:`.warp`: shuffles on a GPU, shared memory in the simulator). Accumulation is
+butterfly reduction (:mod:`.warp`: shuffles on a GPU, the same butterfly replayed in the simulator). Accumulation is
 float32 for float16/float32 inputs, float64 for float64.
 """
 

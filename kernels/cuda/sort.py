@@ -334,10 +334,17 @@ def _min_max(values, result):
         cuda.atomic.max(result, 1, hi)
 
 
+def _reduce_grid(items: int) -> tuple[int, int]:
+    """The reductions' launch: their shared arrays hold REDUCE_THREADS slots, so no block is wider, whatever
+    shape :func:`launch.launch_shape` asks for."""
+    blocks, threads = grid_1d(items, REDUCE_THREADS)
+    return blocks, min(threads, REDUCE_THREADS)
+
+
 def min_max(values) -> tuple[int, int]:
     """``(min, max)`` of a non-empty integer device array; only two scalars come back to the host."""
     result = cuda.to_device(np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min], dtype=np.int64))
-    _min_max[grid_1d(values.size, REDUCE_THREADS)](values, result)
+    _min_max[_reduce_grid(values.size)](values, result)
     lo, hi = result.copy_to_host()
     return int(lo), int(hi)
 
@@ -374,7 +381,7 @@ def first_outside(values, low: int, high: int) -> int:
     """The first position whose value is outside ``[low, high)``, or -1."""
     result = cuda.to_device(np.array([values.size], dtype=np.int64))
     if values.size:
-        _first_where_outside[grid_1d(values.size, REDUCE_THREADS)](values, low, high, result)
+        _first_where_outside[_reduce_grid(values.size)](values, low, high, result)
     pos = int(result.copy_to_host()[0])
     return -1 if pos == values.size else pos
 
@@ -383,7 +390,7 @@ def first_descent(indptr) -> int:
     """The first ``i`` with ``indptr[i] > indptr[i+1]``, or -1."""
     result = cuda.to_device(np.array([indptr.size], dtype=np.int64))
     if indptr.size > 1:
-        _first_descent[grid_1d(indptr.size, REDUCE_THREADS)](indptr, result)
+        _first_descent[_reduce_grid(indptr.size)](indptr, result)
     pos = int(result.copy_to_host()[0])
     return -1 if pos == indptr.size else pos
 

@@ -357,7 +357,7 @@ def finish_coo(acc_out, pos, src, eids, has_eids, degrees, is_mean, is_sum, with
         if is_mean:
             val = val / d
         out[v, k] = val
-        if not is_sum:
+        if not is_sum and (with_arg_u or with_arg_e):  # without args, pos is a (1, 1) placeholder
             p = pos[v, k]
             if p < E:
                 if with_arg_u:

@@ -123,7 +123,7 @@ def test_bfs(shape, algorithm):
 
 def test_count_sort_and_device_formats(shape, idtype):
     rng = np.random.default_rng(3)
-    keys = rng.integers(0, 300, 600)  # two radix passes, several chunks, a chunked scan
+    keys = rng.integers(0, 300, 600)  # one tile and one scan tile (the multi-tile paths: test_sort_kernels.py)
     indptr, perm = cuda_sort.count_sort(cuda.to_device(keys), 300, idtype)
     want_indptr, want_perm = cpu_sort.count_sort(keys, 300, idtype)
     np.testing.assert_array_equal(_host(indptr), want_indptr)

@@ -1,4 +1,4 @@
-"""The ``graphkern`` command: ``info``, ``bench`` (the main job) and, as families land, more."""
+"""The ``graphkern`` command: ``info``, ``bench``, ``compile`` and ``graph500``."""
 
 from __future__ import annotations
 
@@ -29,6 +29,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--family", action="append", help="run only this family (repeatable)")
     bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    comp = sub.add_parser("compile", help="compile every kernel a model will run into the on-disk cache, once "
+                                          "after installing or upgrading (first calls then load in milliseconds)")
+    comp.add_argument("--dtype", action="append", choices=["float32", "float64"],
+                      help="feature dtype (repeatable; default float32)")
+    comp.add_argument("--idtype", action="append", choices=["int32", "int64"],
+                      help="graph id dtype (repeatable; default int32, what graphs under 2**31 edges use)")
+    comp.add_argument("--family", action="append", choices=["spmm", "sddmm", "edge_softmax", "bfs", "dynamic", "torch"],
+                      help="only this kernel family (repeatable; default all, torch when installed)")
+    comp.add_argument("--all-ops", action="store_true",
+                      help="every g-SpMM/g-SDDMM op, reducer and target pair, not only those GNN layers use")
+    comp.add_argument("--no-progress", action="store_true", help="no progress bar")
     g500 = sub.add_parser("graph500", help="the Graph500 BFS benchmark: build, search, validate, TEPS statistics")
     g500.add_argument("--scale", type=_positive_int, required=True)
     g500.add_argument("--edgefactor", type=_positive_int, default=16)
@@ -105,6 +116,14 @@ def main(argv=None) -> int:
         except RuntimeError as exc:
             print(exc, file=sys.stderr)
             return 1
+        return 0
+    if args.command == "compile":
+        from .precompile import precompile
+
+        report = precompile(dtypes=args.dtype or ("float32",), idtypes=args.idtype or ("int32",),
+                            families=args.family, ops="all" if args.all_ops else "common",
+                            progress=not args.no_progress)
+        print(report.table())
         return 0
     if args.command == "graph500":
         import numba

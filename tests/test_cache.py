@@ -103,3 +103,81 @@ def test_the_cache_folder_follows_the_platform_convention(monkeypatch, tmp_path)
     assert _numba_cache.cache_root() == tmp_path / "mine"
     assert _numba_cache.is_graphkern_source(_numba_cache.__file__)
     assert not _numba_cache.is_graphkern_source(os.__file__)
+
+
+def _saved_and_loaded(stdout):
+    saved = [line for line in stdout.splitlines() if "data saved" in line]
+    loaded = [line for line in stdout.splitlines() if "data loaded" in line]
+    return saved, loaded
+
+
+def test_an_install_into_a_read_only_prefix_caches_per_user_and_the_next_process_loads(tmp_path):
+    """pip installs graphkern into a prefix that is then made read-only (a system or shared install): the
+    first process compiles into the per-user folder, the second loads everything from there."""
+    import shutil
+    import stat
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    prefix = tmp_path / "prefix"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                          "--target", str(prefix), str(root)], capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-2000:]
+    shutil.rmtree(tmp_path / "build", ignore_errors=True)
+    for path in [prefix, *prefix.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "GRAPHKERN_CACHE_DIR", "PYTHONPATH")}
+    env.update(PYTHONPATH=str(prefix), XDG_CACHE_HOME=str(tmp_path / "home-cache"), NUMBA_DEBUG_CACHE="1")
+    script = f"import graphkern as gk; assert gk.__file__.startswith({str(prefix)!r}), gk.__file__; " + SMALL[24:]
+    try:
+        runs = [subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True,
+                               text=True, timeout=600) for _ in range(2)]
+        for run in runs:
+            assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+        first_saved, _ = _saved_and_loaded(runs[0].stdout)
+        second_saved, second_loaded = _saved_and_loaded(runs[1].stdout)
+        assert first_saved, "the first process compiled nothing into the cache"
+        assert not second_saved, "\n".join(second_saved)
+        assert second_loaded
+        assert _cache_files(tmp_path / "home-cache" / "graphkern" / "numba")
+        assert not [p for p in prefix.rglob("*") if p.suffix in (".nbi", ".nbc")]
+    finally:
+        for path in [prefix, *prefix.rglob("*")]:
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+
+
+def test_graphkern_compile_fills_the_cache_that_a_later_process_loads(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_DEBUG_CACHE="1")
+    compiled = subprocess.run([sys.executable, "-m", "graphkern.cli", "compile", "--family", "edge_softmax",
+                               "--family", "bfs", "--no-progress"], env=env, capture_output=True, text=True,
+                              timeout=900)
+    assert compiled.returncode == 0, compiled.stdout[-2000:] + compiled.stderr[-3000:]
+    rows = {line.split()[0]: line.split()[1:] for line in compiled.stdout.splitlines() if line.strip()}
+    assert int(rows["edge_softmax"][1]) > 0 and int(rows["bfs"][1]) > 0  # new cache entries
+    assert str(tmp_path / "cache") in compiled.stdout
+    user = textwrap.dedent("""
+        import numpy as np
+        import graphkern as gk
+        rng = np.random.default_rng(7)
+        g = gk.Graph.from_coo(rng.integers(0, 900, 20000), rng.integers(0, 900, 20000), num_nodes=900)
+        gk.edge_softmax(g, rng.standard_normal((g.num_edges, 2, 1)).astype(np.float32))
+        gk.bfs(gk.graph.kronecker(9), 3)
+    """)
+    run = subprocess.run([sys.executable, "-c", user], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    saved, loaded = _saved_and_loaded(run.stdout)
+    assert not saved, "\n".join(saved)
+    assert loaded
+
+
+def test_precompile_refuses_unknown_choices():
+    import pytest
+
+    from graphkern.precompile import precompile
+
+    with pytest.raises(ValueError, match="argument 'dtypes'.*found 'float16'"):
+        precompile(dtypes=["float16"], progress=False)
+    with pytest.raises(ValueError, match="argument 'families'"):
+        precompile(families=["nope"], progress=False)
+    with pytest.raises(ValueError, match="argument 'ops'"):
+        precompile(ops="some", progress=False)

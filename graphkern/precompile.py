@@ -1,0 +1,336 @@
+"""Fill Numba's on-disk cache with the kernels a user will run, before the first real call needs them.
+
+A compiled kernel is cached per specialisation: the op and reducer, the dtypes of the features and of the
+graph's ids, the feature layout (width in vector chunks, heads, broadcast pattern) and the path the planner
+picks (CSC rows, COO, destination blocks, the hub split). Each one costs about a second to compile the
+first time a process meets it, and a few milliseconds to load from the cache afterwards.
+:func:`precompile` runs every kernel family over small graphs in each of those shapes, twice: once as a
+small graph plans it, and once with the cache-size knobs lowered so the large-graph paths (destination
+blocks, hub split, edge-order softmax) are planned on the same small graph. Kernels compile to the same
+code either way: the knobs steer the host-side planner only.
+
+``graphkern compile`` on the command line calls it (with a progress bar and a summary). Run it once after
+installing graphkern or upgrading it, numba or llvmlite, and after moving to a machine with another CPU;
+the cache lives in a per-user folder (``graphkern.precompile.cache_dir()``), and ``NUMBA_CACHE_DIR`` wins.
+
+>>> from graphkern.precompile import precompile
+>>> report = precompile(families=["edge_softmax"], progress=False)
+>>> report.families[0].family
+'edge_softmax'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import _numba_cache
+
+FAMILIES = ("spmm", "sddmm", "edge_softmax", "bfs", "dynamic", "torch")
+FLOAT_DTYPES = ("float32", "float64")
+ID_DTYPES = ("int32", "int64")
+# Feature widths with distinct compiled shapes: scalar rows, a part of a vector, one vector, two and four
+# vector chunks (unrolled), and more chunks than are unrolled (the loop)
+FEATURE_WIDTHS = (1, 4, 16, 32, 64, 160)
+# Ops and reducers users run most (DGL's copy_u_*, u_mul_e_*, copy_e_*); ``ops="all"`` adds the rest
+COMMON_SPMM = (("copy_lhs", ("sum", "mean", "max", "min")), ("mul", ("sum", "max", "mean")),
+               ("copy_rhs", ("sum", "mean", "max")))
+COMMON_SDDMM = ("dot", "add", "mul", "copy_lhs")
+
+
+def cache_dir() -> Path:
+    """The folder Numba caches graphkern's kernels in: ``NUMBA_CACHE_DIR`` when set, else the per-user one."""
+    explicit = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(explicit) if explicit else _numba_cache.cache_root()
+
+
+def _cached_entries() -> int:
+    folder = cache_dir()
+    return sum(1 for _ in folder.rglob("*.nbc")) if folder.exists() else 0
+
+
+@dataclass
+class FamilyReport:
+    """What :func:`precompile` did for one kernel family."""
+
+    family: str
+    calls: int = 0
+    compiled: int = 0  # new entries in the on-disk cache
+    seconds: float = 0.0
+    skipped: str | None = None  # why the family did not run (torch missing), or None
+
+
+@dataclass
+class PrecompileReport:
+    """The summary :func:`precompile` returns: one :class:`FamilyReport` per family, in the order run."""
+
+    cache_dir: Path
+    families: list[FamilyReport] = field(default_factory=list)
+
+    @property
+    def compiled(self) -> int:
+        return sum(f.compiled for f in self.families)
+
+    @property
+    def seconds(self) -> float:
+        return sum(f.seconds for f in self.families)
+
+    def table(self) -> str:
+        """The summary as an aligned text table."""
+        lines = [f"{'family':<14}{'calls':>7}{'compiled':>10}{'seconds':>10}"]
+        for f in self.families:
+            if f.skipped:
+                lines.append(f"{f.family:<14}  skipped: {f.skipped}")
+            else:
+                lines.append(f"{f.family:<14}{f.calls:>7}{f.compiled:>10}{f.seconds:>10.1f}")
+        lines.append(f"{'total':<14}{sum(f.calls for f in self.families):>7}{self.compiled:>10}"
+                     f"{self.seconds:>10.1f}")
+        lines.append(f"cache: {self.cache_dir}")
+        return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _large_graph_paths():
+    """Plan the large-graph paths on small graphs: a tiny L2 cache, no edge-count floor for the blocks,
+    any hub share enough for the hub split. Only the planner reads these knobs."""
+    from . import sparse
+
+    saved = {name: getattr(sparse, name) for name in ("_L2_BYTES", "_BLOCKED_MIN_EDGES", "_HUB_MIN_EDGE_SHARE")}
+    sparse._L2_BYTES, sparse._BLOCKED_MIN_EDGES, sparse._HUB_MIN_EDGE_SHARE = 4096, 0, 0.0
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(sparse, name, value)
+
+
+def _graphs(idtype: str):
+    """A small multigraph with a hub, a self-loop, zero-degree nodes and edge ids in source order (so the
+    CSC's rows are sorted and the blocks qualify), and a Kronecker graph for BFS."""
+    from .graph import Graph
+
+    rng = np.random.default_rng(0)
+    n, e = 600, 6000
+    src = np.concatenate([rng.integers(0, n - 20, e), np.zeros(e // 2, np.int64), [7, 7]])
+    dst = np.concatenate([rng.integers(0, n - 20, e), rng.integers(0, n - 20, e // 2), [7, 7]])
+    order = np.argsort(src, kind="stable")
+    return Graph.from_coo(src[order], dst[order], num_nodes=n, idtype=idtype)
+
+
+def _spmm_calls(g, dtype, ops):
+    from .sparse import SPMM_OPS, SPMM_REDUCERS, spmm
+
+    rng = np.random.default_rng(1)
+    table = COMMON_SPMM if ops == "common" else tuple((op, SPMM_REDUCERS) for op in SPMM_OPS)
+    for width in FEATURE_WIDTHS:
+        x = rng.random((g.num_src, width)).astype(dtype)
+        for op, reducers in table:
+            for reduce in reducers:
+                # the edge operand as a scalar per edge (attention weights) and, for copy_e, full rows
+                edge_widths = (width,) if op == "copy_rhs" else ((1, width) if op != "copy_lhs" else (None,))
+                for ew in edge_widths:
+                    w = None if ew is None else rng.random((g.num_edges, ew)).astype(dtype)
+                    ufeat = None if op == "copy_rhs" else x
+                    yield lambda o=op, r=reduce, u=ufeat, w=w: spmm(g, o, r, u, w)
+                    if reduce in ("max", "min"):
+                        yield lambda o=op, r=reduce, u=ufeat, w=w: spmm(g, o, r, u, w, return_arg=True)
+    heads = rng.random((g.num_src, 4, 8)).astype(dtype)  # multi-head attention: (N, H, F) by (E, H, 1)
+    attention = rng.random((g.num_edges, 4, 1)).astype(dtype)
+    yield lambda: spmm(g, "mul", "sum", heads, attention)
+
+
+def _sddmm_calls(g, dtype, ops):
+    from .sparse import SDDMM_OPS, sddmm
+
+    rng = np.random.default_rng(2)
+    names = COMMON_SDDMM if ops == "common" else SDDMM_OPS
+    pairs = (("u", "v"), ("u", "e"), ("v", "u")) if ops == "common" else (
+        ("u", "v"), ("u", "e"), ("v", "u"), ("v", "e"), ("e", "u"), ("e", "v"))
+    for width in FEATURE_WIDTHS:
+        nodes = rng.random((g.num_nodes, width)).astype(dtype)
+        edges = rng.random((g.num_edges, width)).astype(dtype)
+        for op in names:
+            for lt, rt in pairs:
+                lhs, rhs = (edges if lt == "e" else nodes), (edges if rt == "e" else nodes)
+                yield lambda o=op, a=lhs, b=rhs, lt=lt, rt=rt: sddmm(g, o, a, b, lt, rt)
+    heads = rng.random((g.num_nodes, 4, 8)).astype(dtype)
+    yield lambda: sddmm(g, "dot", heads, heads)
+    scores = rng.random((g.num_nodes, 4, 1)).astype(dtype)
+    yield lambda: sddmm(g, "add", scores, scores)
+
+
+def _edge_softmax_calls(g, dtype):
+    """Rows of the CSC/CSR where edge ids follow them, the edge-order kernel where they do not."""
+    from .graph import Graph
+    from .sparse import edge_softmax
+
+    rng = np.random.default_rng(3)
+    src, dst = g.edges()  # g's edge ids follow its sources; by_dst's follow its destinations
+    order = np.argsort(dst, kind="stable")
+    by_dst = Graph.from_coo(src[order], dst[order], num_nodes=g.num_nodes, idtype=g.idtype)
+    for heads in (1, 4):
+        logits = rng.standard_normal((g.num_edges, heads, 1)).astype(dtype)
+        for graph in (g, by_dst):
+            for norm_by in ("dst", "src"):
+                yield lambda gr=graph, z=logits, nb=norm_by: edge_softmax(gr, z, norm_by)
+
+
+def _bfs_calls(idtype):
+    from . import graph as graph_module
+    from .graph import Graph
+    from .traversal import bfs
+
+    kron = graph_module.kronecker(10, idtype=idtype)
+    side = 40
+    ids = np.arange(side * side).reshape(side, side)
+    src = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    dst = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    grid = Graph.from_coo(np.concatenate([src, dst]), np.concatenate([dst, src]), num_nodes=side * side,
+                          idtype=idtype)
+    for graph in (kron, grid):
+        for algorithm in ("auto", "direction_optimizing", "top_down", "bottom_up", "spmsv"):
+            yield lambda gr=graph, a=algorithm: bfs(gr, 0, algorithm=a)
+        yield lambda gr=graph: bfs(gr, sources=np.arange(16))
+
+
+def _dynamic_calls():
+    from .graph import DynamicGraph
+    from .incremental import IncrementalBFS
+
+    def grow_and_slide():
+        rng = np.random.default_rng(4)
+        dg = DynamicGraph(2000)
+        for _ in range(3):
+            dg.apply(insert=(rng.integers(0, 2000, 3000), rng.integers(0, 2000, 3000)))
+        s, d = dg.edges()[:2]
+        dg.apply(insert=(rng.integers(0, 2000, 500), rng.integers(0, 2000, 500)), delete=(s[:500], d[:500]))
+        dg.contains(s[:10], d[:10])
+        dg.snapshot(csc=True)
+        search = IncrementalBFS(dg, 0)
+        dg.apply(insert=(rng.integers(0, 2000, 100), rng.integers(0, 2000, 100)))
+        search.update()
+
+    yield grow_and_slide
+
+
+def _torch_calls(g, dtype):
+    import torch
+
+    from . import torch as gk_torch
+
+    torch_dtype = getattr(torch, dtype)
+    layers = [gk_torch.GraphConv(16, 16, norm=norm, allow_zero_in_degree=True) for norm in ("both", "right", "none")]
+    layers += [gk_torch.GATConv(16, 8, num_heads=heads, allow_zero_in_degree=True) for heads in (4, 1)]
+    layers += [gk_torch.SAGEConv(16, 16, aggr) for aggr in gk_torch.SAGEConv.AGGREGATORS if aggr != "lstm"]
+    for layer in layers:
+        layer.to(torch_dtype)
+
+        def step(layer=layer):
+            x = torch.rand(g.num_nodes, 16, dtype=torch_dtype, requires_grad=True)
+            layer(g, x).sum().backward()
+        yield step
+
+
+def _calls(family, g, dtype, idtype, ops):
+    if family == "spmm":
+        return _spmm_calls(g, dtype, ops)
+    if family == "sddmm":
+        return _sddmm_calls(g, dtype, ops)
+    if family == "edge_softmax":
+        return _edge_softmax_calls(g, dtype)
+    if family == "torch":
+        return _torch_calls(g, dtype)
+    return iter(())
+
+
+def _check_choices(name, values, allowed):
+    values = tuple(values)
+    bad = [v for v in values if v not in allowed]
+    if bad or not values:
+        raise ValueError(f"argument {name!r}: expected one or more of {', '.join(allowed)}; found "
+                         f"{', '.join(map(repr, bad)) if bad else 'none'}")
+    return values
+
+
+def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: str = "common",
+               progress: bool = True) -> PrecompileReport:
+    """Compile (or load from the cache) every CPU kernel specialisation the given dtypes and families need.
+
+    Parameters
+    ----------
+    dtypes : sequence of {'float32', 'float64'}
+        Feature dtypes to compile the sparse kernels and the torch layers for.
+    idtypes : sequence of {'int32', 'int64'}
+        Dtypes of the graphs' ids (graphkern picks int32 unless a graph needs int64 or asks for it).
+    families : sequence of str, optional
+        Any of ``FAMILIES``; default all (``torch`` only when torch is installed).
+    ops : {'common', 'all'}
+        ``'common'``: the ops and reducers GNN layers run (copy_u, u_mul_e, copy_e; dot, add, mul, copy_u);
+        ``'all'``: every op, reducer and target pair of g-SpMM and g-SDDMM (several times longer).
+    progress : bool
+        Show a progress bar (tqdm) on stderr.
+
+    Returns
+    -------
+    PrecompileReport
+        Calls made, new cache entries and seconds per family; ``report.table()`` prints it.
+
+    Examples
+    --------
+    >>> from graphkern.precompile import precompile
+    >>> precompile(families=["bfs"], progress=False).families[0].calls > 0
+    True
+    """
+    dtypes = _check_choices("dtypes", dtypes, FLOAT_DTYPES)
+    idtypes = _check_choices("idtypes", idtypes, ID_DTYPES)
+    families = _check_choices("families", FAMILIES if families is None else families, FAMILIES)
+    if ops not in ("common", "all"):
+        raise ValueError(f"argument 'ops': expected 'common' or 'all', found {ops!r}")
+    from tqdm.auto import tqdm
+
+    from ._config import use_backend
+
+    report = PrecompileReport(cache_dir())
+    work = []  # (family, regime, make_calls)
+    for family in families:
+        if family == "torch":
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                report.families.append(FamilyReport(family, skipped="torch is not installed"))
+                continue
+        for idtype in idtypes:
+            if family == "bfs":
+                work.append((family, None, lambda i=idtype: _bfs_calls(i)))
+                continue
+            if family == "dynamic":
+                if idtype == idtypes[0]:  # the dynamic graph keeps int64 keys whatever the ids
+                    work.append((family, None, _dynamic_calls))
+                continue
+            for dtype in dtypes:
+                for regime in (contextlib.nullcontext, _large_graph_paths):
+                    work.append((family, regime, lambda f=family, d=dtype, i=idtype: _calls(f, _graphs(i), d, i, ops)))
+    reports = {f.family: f for f in report.families}
+    bar = tqdm(total=len(work), desc="graphkern compile", unit="group", disable=not progress)
+    with use_backend("cpu"):
+        for family, regime, make_calls in work:
+            entry = reports.get(family)
+            if entry is None:
+                entry = reports[family] = FamilyReport(family)
+                report.families.append(entry)
+            bar.set_postfix_str(family)
+            before, start = _cached_entries(), time.perf_counter()
+            with (regime or contextlib.nullcontext)():
+                for call in make_calls():
+                    call()
+                    entry.calls += 1
+            entry.seconds += time.perf_counter() - start
+            entry.compiled += _cached_entries() - before
+            bar.update()
+    bar.close()
+    return report

@@ -84,7 +84,11 @@ def _cooperative_blocks(kernel, args, threads) -> int:
     try:
         compiled = kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
         return int(compiled.max_cooperative_grid_blocks(threads))
-    except Exception:  # noqa: BLE001 - no cooperative launch here: the per-phase launches
+    except Exception as exc:  # noqa: BLE001 - any failure means the per-phase launches instead
+        import warnings
+
+        warnings.warn(f"graphkern bfs: a cooperative launch is not available here ({type(exc).__name__}: {exc}); "
+                      "searching with one launch per phase instead", RuntimeWarning, stacklevel=3)
         return 0
 
 

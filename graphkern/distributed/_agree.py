@@ -26,8 +26,18 @@ import numpy as np
 from .._validate import as_index_array, check_int_scalar, to_host_array
 from ..errors import DistributedError
 
-__all__ = ["agree", "local_check", "key", "check_offsets", "check_counts", "check_shape", "check_values",
-           "check_vertex", "check_grid_shape", "SHOWN"]
+__all__ = [
+    "agree",
+    "local_check",
+    "key",
+    "check_offsets",
+    "check_counts",
+    "check_shape",
+    "check_values",
+    "check_vertex",
+    "check_grid_shape",
+    "SHOWN",
+]
 
 # Arrays up to this many entries are compared (and shown in messages) by value; longer ones by digest.
 SHOWN = 32
@@ -79,8 +89,11 @@ def _disagreement(same: list) -> dict[int, str]:
         best = max(counts.values())
         ref_rank = next(r for r, v in enumerate(values) if counts[repr(v)] == best)
         ref = values[ref_rank]
-        return {r: f"{name}: expected the same on every rank, found {v!r} on rank {r} and {ref!r} on rank "
-                   f"{ref_rank}" for r, v in enumerate(values) if v != ref}
+        return {
+            r: f"{name}: expected the same on every rank, found {v!r} on rank {r} and {ref!r} on rank {ref_rank}"
+            for r, v in enumerate(values)
+            if v != ref
+        }
     return {}
 
 
@@ -93,8 +106,9 @@ def _error(where: str, failed: dict[int, str]) -> DistributedError:
         listed = ", ".join(str(r) for r in ranks[:_RANKS_LISTED])
         more = f" and {len(ranks) - _RANKS_LISTED} more" if len(ranks) > _RANKS_LISTED else ""
         head = f"ranks {listed}{more} failed; rank {first}"
-    return DistributedError(f"{where}: {head}: {failed[first]}", ranks=ranks, first_message=failed[first],
-                            problems=failed)
+    return DistributedError(
+        f"{where}: {head}: {failed[first]}", ranks=ranks, first_message=failed[first], problems=failed
+    )
 
 
 def agree(comm, where: str, problem: str | None, same: dict | None = None, info=None, combine=None) -> list:
@@ -157,13 +171,17 @@ def check_offsets(name: str, offsets, parts: int, total: int | None) -> np.ndarr
     if arr.size != parts + 1:
         raise ValueError(f"argument '{name}': expected {parts + 1} offsets ({parts} blocks + 1), found {arr.size}")
     if int(arr[0]) != 0 or (total is not None and int(arr[-1]) != total):
-        raise ValueError(f"argument '{name}': expected offsets from 0 to {'n' if total is None else total}, found "
-                         f"{int(arr[0])} to {int(arr[-1])}")
+        raise ValueError(
+            f"argument '{name}': expected offsets from 0 to {'n' if total is None else total}, found "
+            f"{int(arr[0])} to {int(arr[-1])}"
+        )
     steps = np.diff(arr)
     if steps.size and int(steps.min()) < 0:
         pos = int(np.argmax(steps < 0))
-        raise ValueError(f"argument '{name}': expected non-decreasing offsets, found {int(arr[pos])} before "
-                         f"{int(arr[pos + 1])} at position {pos}")
+        raise ValueError(
+            f"argument '{name}': expected non-decreasing offsets, found {int(arr[pos])} before "
+            f"{int(arr[pos + 1])} at position {pos}"
+        )
     return arr
 
 
@@ -177,8 +195,10 @@ def check_counts(name: str, counts, parts: int, total: int) -> np.ndarray:
         raise ValueError(f"argument '{name}': expected counts >= 0, found {int(arr[pos])} at position {pos}")
     # each count <= total keeps the sum far from int64 overflow
     if (arr.size and int(arr.max()) > total) or int(arr.sum()) != total:
-        raise ValueError(f"argument '{name}': expected counts adding up to {total} rows, found "
-                         f"{arr.tolist() if arr.size <= SHOWN else int(arr.sum())}")
+        raise ValueError(
+            f"argument '{name}': expected counts adding up to {total} rows, found "
+            f"{arr.tolist() if arr.size <= SHOWN else int(arr.sum())}"
+        )
     out = np.zeros(parts + 1, dtype=np.int64)
     np.cumsum(arr, out=out[1:])
     return out
@@ -190,8 +210,10 @@ def check_values(name: str, values, size: int) -> np.ndarray | None:
         return None
     arr = to_host_array(name, values)
     if arr.ndim != 1:
-        raise ValueError(f"argument '{name}': expected a 1-D array (one value per entry; records for several "
-                         f"fields), found shape {arr.shape}")
+        raise ValueError(
+            f"argument '{name}': expected a 1-D array (one value per entry; records for several "
+            f"fields), found shape {arr.shape}"
+        )
     if arr.dtype.hasobject or arr.dtype.itemsize == 0:
         raise TypeError(f"argument '{name}': expected a fixed-size dtype that travels as bytes, found {arr.dtype}")
     if arr.shape[0] != size:

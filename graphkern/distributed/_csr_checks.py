@@ -17,7 +17,7 @@ from ._agree import check_counts, check_offsets, check_shape, check_values, key
 
 # The O(local nnz) scan of a built object's ids runs once per set of arrays: the object remembers the
 # identities of the arrays it checked under this attribute (the constructors set it for what they built).
-_CHECKED = "_graphkern_checked"
+CHECKED = "_graphkern_checked"
 
 
 def even_offsets(n: int, parts: int) -> np.ndarray:
@@ -44,12 +44,12 @@ def _check_ids(name: str, ids: np.ndarray, upper: int, base: int = 0) -> None:
         return
     if int(ids.min()) < 0:
         pos = int(np.argmax(ids < 0))
-        raise ValueError(f"argument '{name}': expected column ids >= 0, found {int(ids[pos])} at position "
-                         f"{base + pos}")
+        raise ValueError(f"argument '{name}': expected column ids >= 0, found {int(ids[pos])} at position {base + pos}")
     if int(ids.max()) >= upper:
         pos = int(np.argmax(ids >= upper))
-        raise ValueError(f"argument '{name}': expected column ids < {upper}, found {int(ids[pos])} at position "
-                         f"{base + pos}")
+        raise ValueError(
+            f"argument '{name}': expected column ids < {upper}, found {int(ids[pos])} at position {base + pos}"
+        )
 
 
 def _check_cells(cell_counts, cells: int) -> np.ndarray:
@@ -87,12 +87,20 @@ def local_rows(parts: int, indptr, indices, values, shape, col_offsets, cell_cou
     else:
         values = check_values("values", values, indices.size)
     cols = None if col_offsets is None else check_offsets("col_offsets", col_offsets, parts, shape[1])
-    return SimpleNamespace(shape=shape, indptr=indptr, indices=indices, values=values, cell_counts=counts,
-                           col_offsets=cols, n_local=indptr.size - 1)
+    return SimpleNamespace(
+        shape=shape,
+        indptr=indptr,
+        indices=indices,
+        values=values,
+        cell_counts=counts,
+        col_offsets=cols,
+        n_local=indptr.size - 1,
+    )
 
 
-def global_rows(parts: int, rank: int, indptr, indices, values, row_counts, shape, col_offsets, cell_counts=None,
-                xcsr=False):
+def global_rows(
+    parts: int, rank: int, indptr, indices, values, row_counts, shape, col_offsets, cell_counts=None, xcsr=False
+):
     """``from_global``: the whole CSR on every rank; checks all of its row pointer and this rank's block of
     ids and values, and returns that block."""
     indptr = as_index_array("indptr", indptr, np.int64)
@@ -102,8 +110,9 @@ def global_rows(parts: int, rank: int, indptr, indices, values, row_counts, shap
     shape = (n_rows, n_rows) if shape is None else check_shape("shape", shape)
     if shape[0] != n_rows:
         raise ValueError(f"argument 'shape': expected {n_rows} rows (len(indptr) - 1), found {shape[0]}")
-    offsets = even_offsets(n_rows, parts) if row_counts is None else check_counts("row_counts", row_counts, parts,
-                                                                                     n_rows)
+    offsets = (
+        even_offsets(n_rows, parts) if row_counts is None else check_counts("row_counts", row_counts, parts, n_rows)
+    )
     lo, hi = int(offsets[rank]), int(offsets[rank + 1])
     a, b = int(indptr[lo]), int(indptr[hi])
     local_ids = as_index_array("indices", ids[a:b], np.int64)
@@ -114,14 +123,22 @@ def global_rows(parts: int, rank: int, indptr, indices, values, row_counts, shap
         starts = np.zeros(all_counts.size + 1, dtype=np.int64)
         np.cumsum(all_counts, out=starts[1:])
         vals = _check_xcsr_values(values, int(starts[-1]))
-        counts, values = all_counts[a:b], vals[int(starts[a]):int(starts[b])]
+        counts, values = all_counts[a:b], vals[int(starts[a]) : int(starts[b])]
     else:
         vals = check_values("values", values, ids.shape[0])
         values = None if vals is None else vals[a:b]
     cols = None if col_offsets is None else check_offsets("col_offsets", col_offsets, parts, shape[1])
-    return SimpleNamespace(shape=shape, row_offsets=offsets, indptr=indptr[lo:hi + 1] - a, indices=local_ids,
-                           values=values, cell_counts=counts, col_offsets=cols, nnz=ids.shape[0],
-                           dtype=None if vals is None else vals.dtype)
+    return SimpleNamespace(
+        shape=shape,
+        row_offsets=offsets,
+        indptr=indptr[lo : hi + 1] - a,
+        indices=local_ids,
+        values=values,
+        cell_counts=counts,
+        col_offsets=cols,
+        nnz=ids.shape[0],
+        dtype=None if vals is None else vals.dtype,
+    )
 
 
 def root_rows(parts: int, indptr, indices, values, row_counts, shape):
@@ -137,8 +154,9 @@ def root_rows(parts: int, indptr, indices, values, row_counts, shape):
         raise ValueError(f"argument 'shape': expected {n_rows} rows (len(indptr) - 1), found {shape[0]}")
     _check_ids("indices", indices, shape[1])
     values = check_values("values", values, indices.size)
-    offsets = even_offsets(n_rows, parts) if row_counts is None else check_counts("row_counts", row_counts, parts,
-                                                                                     n_rows)
+    offsets = (
+        even_offsets(n_rows, parts) if row_counts is None else check_counts("row_counts", row_counts, parts, n_rows)
+    )
     nnz = indptr[offsets[1:]] - indptr[offsets[:-1]]
     header = (shape, None if values is None else values.dtype, offsets.tolist(), nnz.tolist())
     return SimpleNamespace(indptr=indptr, indices=indices, values=values, header=header)
@@ -149,7 +167,7 @@ def root_rows(parts: int, indptr, indices, values, row_counts, shape):
 
 def mark_checked(A):
     """Record that ``A``'s arrays passed the full check (the constructors call it on what they build)."""
-    A.__dict__[_CHECKED] = _identity(A)
+    A.__dict__[CHECKED] = _identity(A)
     return A
 
 
@@ -172,19 +190,22 @@ def check_structure(A, comm, name: str = "A", cls=None) -> None:
     for field in ("indptr", "indices"):
         arr = getattr(A, field)
         if not isinstance(arr, np.ndarray) or arr.dtype != np.int64 or arr.ndim != 1:
-            raise TypeError(f"argument '{name}.{field}': expected a 1-D int64 array, found "
-                            f"{type(arr).__name__}{'' if not isinstance(arr, np.ndarray) else f' of {arr.dtype}'}")
+            raise TypeError(
+                f"argument '{name}.{field}': expected a 1-D int64 array, found "
+                f"{type(arr).__name__}{'' if not isinstance(arr, np.ndarray) else f' of {arr.dtype}'}"
+            )
     n_local = int(rows[rank + 1] - rows[rank])
     if A.indptr.size != n_local + 1:
-        raise ValueError(f"argument '{name}.indptr': expected {n_local + 1} entries for the {n_local} rows "
-                         f"{name}.row_offsets gives rank {rank}, found {A.indptr.size}")
+        raise ValueError(
+            f"argument '{name}.indptr': expected {n_local + 1} entries for the {n_local} rows "
+            f"{name}.row_offsets gives rank {rank}, found {A.indptr.size}"
+        )
     from .csr import XCSR  # here, not at the top: csr imports this module
 
     xcsr = isinstance(A, XCSR)
     if xcsr and not isinstance(A.cell_counts, np.ndarray):
-        raise TypeError(f"argument '{name}.cell_counts': expected an int64 array, found "
-                        f"{type(A.cell_counts).__name__}")
-    if A.__dict__.get(_CHECKED) != _identity(A):
+        raise TypeError(f"argument '{name}.cell_counts': expected an int64 array, found {type(A.cell_counts).__name__}")
+    if A.__dict__.get(CHECKED) != _identity(A):
         check_indptr(f"{name}.indptr", A.indptr, A.indices.size)
         _check_ids(f"{name}.indices", A.indices, shape[1])
         if xcsr:
@@ -194,15 +215,21 @@ def check_structure(A, comm, name: str = "A", cls=None) -> None:
             check_values(f"{name}.values", A.values, A.indices.size)
         mark_checked(A)
     elif int(A.indptr[-1]) != A.indices.size:
-        raise ValueError(f"argument '{name}.indptr': expected indptr[-1] == len(indices) == {A.indices.size}, "
-                         f"found {int(A.indptr[-1])}")
+        raise ValueError(
+            f"argument '{name}.indptr': expected indptr[-1] == len(indices) == {A.indices.size}, "
+            f"found {int(A.indptr[-1])}"
+        )
 
 
 def invariants(A, name: str = "A") -> dict:
     """What must be the same for ``A`` on every rank (compared by :func:`._agree.agree`)."""
-    return {f"the kind of '{name}'": type(A).__name__, f"{name}.shape": tuple(A.shape),
-            f"{name}.row_offsets": np.asarray(A.row_offsets), f"{name}.col_offsets": np.asarray(A.col_offsets),
-            f"the dtype of {name}.values": value_dtype(A.values)}
+    return {
+        f"the kind of '{name}'": type(A).__name__,
+        f"{name}.shape": tuple(A.shape),
+        f"{name}.row_offsets": np.asarray(A.row_offsets),
+        f"{name}.col_offsets": np.asarray(A.col_offsets),
+        f"the dtype of {name}.values": value_dtype(A.values),
+    }
 
 
 def check_root(root, parts: int) -> int:

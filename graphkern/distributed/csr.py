@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._agree import agree, key, local_check
+from ._agree import SHOWN, agree, check_offsets, key, local_check
 from ._comm import as_counting, exclusive_scan
 from ._csr_checks import (
     check_root,
@@ -35,7 +35,8 @@ def _rows_add_up(n_rows: int):
     def combine(counts):
         if sum(counts) == n_rows:
             return None
-        return range(len(counts)), (f"argument 'indptr': the ranks' row counts {counts} add up to {sum(counts)}, "
+        shown = f" {counts}" if len(counts) <= SHOWN else ""
+        return range(len(counts)), (f"argument 'indptr': the ranks' row counts{shown} add up to {sum(counts)}, "
                                     f"expected {n_rows} rows (shape[0])")
 
     return combine
@@ -57,8 +58,6 @@ def _global_same(got) -> dict:
 
 def _partial_offsets(offsets, parts):
     """``col_offsets`` on a rank that does not know the column count yet (``scatter``): all but the end."""
-    from ._agree import check_offsets
-
     return check_offsets("col_offsets", offsets, parts, None)
 
 

@@ -40,7 +40,7 @@ def run(scale: int, edgefactor: int = 16, *, num_roots: int = 64, grid=None, com
             if not isinstance(value, bool):
                 raise TypeError(f"argument '{name}': expected True or False, found {value!r}")
         return (check_int_scalar("scale", scale, 1), check_int_scalar("edgefactor", edgefactor, 1),
-                check_int_scalar("num_roots", num_roots, 0), check_int_scalar("seed", seed),
+                check_int_scalar("num_roots", num_roots, 0), _seed(seed),
                 Grid2D.factor(comm.size) if grid is None else check_grid_shape("grid", grid, comm.size),
                 validate_results)
 
@@ -92,3 +92,12 @@ def run(scale: int, edgefactor: int = 16, *, num_roots: int = 64, grid=None, com
     return graph500.Graph500Result(scale, edgefactor, f"bfs_2d ({pr}x{pc} grid)", construction, roots,
                                    np.array(times), np.array(nedges, dtype=np.float64), validate_results,
                                    num_mpi_processes=comm.size)
+
+
+def _seed(seed):
+    """An int, or the reference's pair of ints (see :func:`graphkern.graph.kronecker_edges`)."""
+    if isinstance(seed, (tuple, list)):
+        if len(seed) != 2:
+            raise ValueError(f"argument 'seed': expected an int or a pair of ints, found {seed!r}")
+        return check_int_scalar("seed[0]", seed[0]), check_int_scalar("seed[1]", seed[1])
+    return check_int_scalar("seed", seed)

@@ -17,7 +17,7 @@ import numpy as np
 from .._validate import as_index_array, check_int_scalar
 from ._agree import agree, check_grid_shape, check_offsets, check_values, key, local_check
 from ._comm import alltoall_counts, alltoallv_records, as_counting
-from ._csr_checks import _CHECKED
+from ._csr_checks import CHECKED
 from .csr import even_offsets
 from .transpose import stable_order
 
@@ -247,7 +247,7 @@ def _identity(block):
 
 def _mark(block):
     """Record that ``block``'s arrays passed the full check (see :func:`check_block`)."""
-    block.__dict__[_CHECKED] = _identity(block)
+    block.__dict__[CHECKED] = _identity(block)
     return block
 
 
@@ -268,7 +268,7 @@ def _block_structure(block):
     if block.indptr.size != sources + 1:
         raise ValueError(f"argument 'block.indptr': expected {sources + 1} entries (the sources of column block "
                          f"{j} + 1), found {block.indptr.size}")
-    if block.__dict__.get(_CHECKED) != _identity(block):
+    if block.__dict__.get(CHECKED) != _identity(block):
         from .._validate import check_indptr
 
         check_indptr("block.indptr", block.indptr, block.indices.size)

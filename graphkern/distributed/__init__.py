@@ -3,7 +3,8 @@
 ``from graphkern import distributed as gkd`` needs mpi4py (``pip install "graphkern[mpi]"`` brings it
 with the ``mpich`` wheel and its ``mpiexec``). Every function here is collective: all ranks of the
 communicator call it. Wrong or disagreeing input is detected collectively and raised on every rank as
-:class:`DistributedError`, never on one rank while the others wait.
+:class:`DistributedError`, never on one rank while the others wait: each entry point checks its
+arguments on every rank, then one allgather of a small tuple per rank decides, before any data moves.
 
 - :class:`DistCSR` (row blocks, int64 global ids, values of any fixed-size dtype) and :class:`XCSR`
   (multigraph cells); :func:`transpose` (Allgather, Alltoall, Alltoallv; XCSR four collectives);

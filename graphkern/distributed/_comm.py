@@ -1,4 +1,4 @@
-"""The communicator layer: a counting wrapper, collective error checks, and record datatypes.
+"""The communicator layer: a counting wrapper and record datatypes (collective checks: ``_agree``).
 
 Every collective graphkern.distributed issues goes through the methods below, so wrapping a
 communicator in :class:`CountingComm` counts each call and the bytes this rank sends, which is what
@@ -11,6 +11,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from ..errors import DistributedError  # noqa: F401  (graphkern.distributed re-exports it from here)
+
 
 def require_host_backend(what: str) -> None:
     """Refuse the cuda backend by name: the distributed layer moves host arrays over MPI and has no GPU
@@ -22,10 +24,6 @@ def require_host_backend(what: str) -> None:
         raise BackendUnavailableError(
             f"{what}: the distributed layer runs on the CPU (host arrays over MPI) and has no cuda path, but the "
             f"backend is 'cuda'; use gk.use_backend('cpu') around it or set GRAPHKERN_BACKEND=cpu (or auto)")
-
-
-class DistributedError(ValueError):
-    """Raised on every rank when the ranks' inputs disagree or one rank's input is wrong."""
 
 
 def _nbytes(buf) -> int:
@@ -156,22 +154,6 @@ class CountingComm:
 
 def as_counting(comm) -> CountingComm:
     return comm if isinstance(comm, CountingComm) else CountingComm(comm)
-
-
-def raise_everywhere(comm, problem: str | None):
-    """Collective: if any rank found a problem, every rank raises it (never one rank alone, never a hang)."""
-    problems = comm.allgather(problem)
-    found = [(r, p) for r, p in enumerate(problems) if p]
-    if found:
-        raise DistributedError("; ".join(f"rank {r}: {p}" for r, p in found))
-
-
-def require_same(comm, what: str, value):
-    """Collective: every rank must pass an equal ``value`` for ``what``; raise on every rank otherwise."""
-    values = comm.allgather(value)
-    if any(v != values[0] for v in values):
-        raise DistributedError(f"the ranks disagree on {what}: " + ", ".join(f"rank {r}: {v!r}"
-                                                                          for r, v in enumerate(values)))
 
 
 def record_type(itemsize: int):

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._comm import DistributedError, alltoall_counts, alltoallv_records, exclusive_scan, require_host_backend
+from ._agree import agree, check_grid_shape, check_vertex, local_check
+from ._comm import alltoall_counts, alltoallv_records, as_counting, exclusive_scan, require_host_backend
+from ._csr_checks import check_root, check_structure, invariants
 from .csr import DistCSR
-from .grid import Block2D
+from .grid import Block2D, Grid2D, check_block
 
 __all__ = ["bfs_1d", "bfs_2d", "DistBFSResult"]
 
@@ -34,18 +36,35 @@ class DistBFSResult:
     trace: list = field(default_factory=list)
 
     def gather(self, root: int = 0):
-        """Collective: the global ``(parents, levels)`` on ``root`` (None elsewhere)."""
-        counts = np.asarray(self.comm.allgather(self.parents.size), dtype=np.int64)
+        """Collective: the global ``(parents, levels)`` on ``root`` (None elsewhere).
+
+        Validation is collective: one allgather of a small tuple per rank (which also carries the piece
+        sizes the gather needs) makes every rank raise the same :class:`DistributedError` when ``root`` is
+        out of range on some rank or the ranks disagree on it.
+        """
+        comm = as_counting(self.comm)
+
+        def local():
+            r = check_root(root, comm.size)
+            if np.shape(self.parents) != np.shape(self.levels) or np.ndim(self.parents) != 1:
+                raise ValueError(f"parents and levels: expected two 1-D arrays of one length, found shapes "
+                                 f"{np.shape(self.parents)} and {np.shape(self.levels)}")
+            return r
+
+        r, problem = local_check(local)
+        infos = agree(comm, "DistBFSResult.gather", problem, None if problem else {"argument 'root'": r},
+                      None if problem else int(self.parents.size))
+        counts, root = np.asarray(infos, dtype=np.int64), r
         out = []
         for local in (self.parents, self.levels):
-            whole = np.empty(int(counts.sum()), dtype=np.int64) if self.comm.rank == root else None
+            whole = np.empty(int(counts.sum()), dtype=np.int64) if comm.rank == root else None
             from mpi4py import MPI
 
-            self.comm.Gatherv(np.ascontiguousarray(local, dtype=np.int64),
+            comm.Gatherv(np.ascontiguousarray(local, dtype=np.int64),
                               None if whole is None else [whole, (counts, exclusive_scan(counts)), MPI.INT64_T],
                               root=root)
             out.append(whole)
-        return tuple(out) if self.comm.rank == root else None
+        return tuple(out) if comm.rank == root else None
 
 
 def _select_max_parents(received, first, parents, levels, level):
@@ -100,20 +119,17 @@ def _send_to_owners(comm, pairs, bounds):
     return alltoallv_records(comm, pairs[order], send_counts, alltoall_counts(comm, send_counts))
 
 
-def _check_source(n, source, comm):
-    if not (0 <= int(source) < n):
-        raise DistributedError(f"argument 'source': expected a vertex id in [0, {n}), found {source}")
-    from ._comm import require_same
-
-    require_same(comm, "the source vertex", int(source))
-
-
 def bfs_1d(A: DistCSR, source: int) -> DistBFSResult:
     """Collective: level-synchronous BFS over a square :class:`DistCSR` (vertex = row, row blocks).
 
     Each level every rank expands its own frontier vertices, sends each (neighbour, parent) to the
     neighbour's owner (one Alltoall of counts, one Alltoallv of pairs) and claims what it receives; an
     Allreduce of the new frontier's size ends the search.
+
+    Validation is collective: one allgather of a small tuple per rank (and, once per matrix, a scan of
+    its ids) makes every rank raise the same :class:`DistributedError` before the search when a rank's
+    block is malformed, the matrix is not square, ``source`` is not a vertex id, or the ranks disagree
+    on ``source``, the shape or the partitions.
 
     Examples
     --------
@@ -125,11 +141,11 @@ def bfs_1d(A: DistCSR, source: int) -> DistBFSResult:
     [0, 0, 1]
     """
     require_host_backend("graphkern.distributed.bfs_1d")
-    comm = A.comm
-    if A.shape[0] != A.shape[1]:
-        raise DistributedError(f"argument 'A': BFS needs a square matrix, found shape {A.shape}")
-    n = A.shape[0]
-    _check_source(n, source, comm)
+    if not isinstance(A, DistCSR):
+        raise TypeError(f"bfs_1d: argument 'A': expected a DistCSR, found {type(A).__name__}")
+    comm = as_counting(A.comm)
+    source, problem = local_check(_square_and_source, A, comm, source)
+    agree(comm, "bfs_1d", problem, None if problem else {**invariants(A), "argument 'source'": source})
     first, count = A.first_row, A.num_local_rows
     result, frontier = _start(comm, first, count, source)
     parents, levels = result.parents, result.levels
@@ -147,17 +163,48 @@ def bfs_1d(A: DistCSR, source: int) -> DistBFSResult:
             return result
 
 
-def _block_of(A: DistCSR, grid) -> Block2D:
-    """``A`` distributed on a ``grid = (pr, pc)`` (one Alltoallv of its edges), kept on ``A`` for reuse."""
-    from .grid import Grid2D
+def _square_and_source(A: DistCSR, comm, source) -> int:
+    """This rank's checks of a BFS over ``A``: a well-formed square block and a vertex id."""
+    check_structure(A, comm)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"argument 'A': expected a square matrix (BFS follows edges u -> v), found shape "
+                         f"{tuple(A.shape)}")
+    return check_vertex("source", source, A.shape[0])
 
-    pr, pc = Grid2D.factor(A.comm.size) if grid is None else (int(grid[0]), int(grid[1]))
+
+def _block_of(A: DistCSR, grid, source) -> tuple[Block2D, int]:
+    """``A`` distributed on a ``grid = (pr, pc)`` (one Alltoallv of its edges), kept on ``A`` for reuse;
+    everything checked in one agreement step first (A, the grid shape, the source)."""
+    comm = as_counting(A.comm)
+
+    def local():
+        shape = Grid2D.factor(comm.size) if grid is None else check_grid_shape("grid", grid, comm.size)
+        return shape, _square_and_source(A, comm, source)
+
+    got, problem = local_check(local)
+    same = None if problem else {**invariants(A), "argument 'grid'": got[0], "argument 'source'": got[1]}
+    agree(comm, "bfs_2d", problem, same)
+    (pr, pc), source = got
     cache = A.__dict__.setdefault("_blocks", {})
     if (pr, pc) not in cache:
-        if A.shape[0] != A.shape[1]:
-            raise DistributedError(f"argument 'A': BFS needs a square matrix, found shape {A.shape}")
-        cache[(pr, pc)] = Block2D.from_edges(Grid2D(A.comm, pr, pc), A.local_rows(), A.indices, A.shape[0])
-    return cache[(pr, pc)]
+        cache[(pr, pc)] = Block2D._exchange(Grid2D._checked(A.comm, pr, pc), A.shape[0], *_even_bounds(A, pr, pc),
+                                            A.local_rows(), A.indices, None)
+    return cache[(pr, pc)], source
+
+
+def _source_on_block(block, source, grid) -> int:
+    """This rank's checks of a 2-D BFS over a built block (the block's own: :func:`check_block`)."""
+    source = check_vertex("source", source, int(block.n))
+    if grid is not None and tuple(grid) != tuple(block.grid.shape):
+        raise ValueError(f"argument 'grid': expected None or the block's grid {block.grid.shape} (it only "
+                         f"chooses the grid for a DistCSR), found {grid!r}")
+    return source
+
+
+def _even_bounds(A, pr, pc):
+    from .csr import even_offsets
+
+    return even_offsets(A.shape[0], pr), even_offsets(A.shape[0], pc)
 
 
 def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
@@ -170,6 +217,11 @@ def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
     processor scans its block's out-edges of that frontier; the (vertex, parent) candidates go to the
     vertex's owner along the processor row (Alltoall + Alltoallv: the fold), which keeps the largest
     parent of each unvisited vertex. Returns the rank's piece of :meth:`Block2D.vector_bounds`.
+
+    Validation is collective, one allgather of a small tuple per rank (and, once per block, a scan of its
+    ids) before any data moves: a malformed block or matrix on any rank, a ``source`` that is not a
+    vertex id, a ``grid`` whose ``pr * pc`` is not the number of ranks, or ranks that disagree on any of
+    them make every rank raise the same :class:`DistributedError`.
 
     Examples
     --------
@@ -186,11 +238,12 @@ def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
     """
     require_host_backend("graphkern.distributed.bfs_2d")
     if isinstance(block, DistCSR):
-        block = _block_of(block, grid)
+        block, source = _block_of(block, grid, source)
+    else:
+        source, problem = local_check(_source_on_block, block, source, grid)
+        check_block(block, "bfs_2d", problem, {"argument 'source'": source})
     grid = block.grid
     comm, row_comm, col_comm = grid.comm, grid.row_comm, grid.col_comm
-    n = block.n
-    _check_source(n, source, comm)
     bounds = block.vector_bounds()
     me = comm.rank
     first, count = int(bounds[me]), int(bounds[me + 1] - bounds[me])

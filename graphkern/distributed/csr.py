@@ -12,36 +12,66 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._comm import DistributedError, as_counting, exclusive_scan, raise_everywhere, require_same
+from ._agree import SHOWN, agree, check_offsets, key, local_check
+from ._comm import as_counting, exclusive_scan
+from ._csr_checks import (
+    check_root,
+    check_structure,
+    even_offsets,
+    global_rows,
+    invariants,
+    local_rows,
+    mark_checked,
+    root_rows,
+    value_dtype,
+)
+
+__all__ = ["DistCSR", "XCSR", "even_offsets"]
 
 
-def even_offsets(n: int, parts: int) -> np.ndarray:
-    """``parts + 1`` offsets splitting ``n`` rows into blocks whose sizes differ by at most one."""
-    return (np.arange(parts + 1, dtype=np.int64) * int(n)) // max(parts, 1)
+def _rows_add_up(n_rows: int):
+    """``agree``'s combine step: the ranks' local row counts must add up to the global row count."""
+
+    def combine(counts):
+        if sum(counts) == n_rows:
+            return None
+        shown = f" {counts}" if len(counts) <= SHOWN else ""
+        return range(len(counts)), (f"argument 'indptr': the ranks' row counts{shown} add up to {sum(counts)}, "
+                                    f"expected {n_rows} rows (shape[0])")
+
+    return combine
 
 
-def _offsets_from_counts(counts) -> np.ndarray:
-    counts = np.asarray(counts, dtype=np.int64)
-    out = np.zeros(counts.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
+def _col_offsets(given, shape, row_offsets, parts):
+    """The row partition of the transpose: as given, else the row partition (square) or even blocks."""
+    if given is not None:
+        return given
+    return row_offsets if shape[0] == shape[1] else even_offsets(shape[1], parts)
 
 
-def _check_local(indptr, indices, n_cols, n_local) -> str | None:
-    """The problem with one rank's local arrays, or None (checked before any collective that uses them)."""
-    if indptr.ndim != 1 or indptr.size != n_local + 1:
-        return f"argument 'indptr': expected {n_local + 1} entries for {n_local} local rows, found {indptr.size}"
-    if indptr.size and (indptr[0] != 0 or np.any(np.diff(indptr) < 0)):
-        return "argument 'indptr': expected non-decreasing offsets starting at 0"
-    if indptr.size and indptr[-1] != indices.size:
-        return f"argument 'indices': expected {int(indptr[-1])} column ids (indptr[-1]), found {indices.size}"
-    if indices.size:
-        lo, hi = int(indices.min()), int(indices.max())
-        if lo < 0:
-            return f"argument 'indices': expected column ids >= 0, found {lo}"
-        if hi >= n_cols:
-            return f"argument 'indices': expected column ids < {n_cols}, found {hi}"
-    return None
+def _global_same(got) -> dict:
+    """What ``from_global`` needs every rank to agree on."""
+    return {"the row count len(indptr) - 1": got.shape[0], "the entry count indptr[-1]": got.nnz,
+            "argument 'shape'": got.shape, "argument 'row_counts'": got.row_offsets,
+            "argument 'col_offsets'": got.col_offsets, "the dtype of 'values'": key(got.dtype)}
+
+
+def _partial_offsets(offsets, parts):
+    """``col_offsets`` on a rank that does not know the column count yet (``scatter``): all but the end."""
+    return check_offsets("col_offsets", offsets, parts, None)
+
+
+def _col_offsets_fit(cols, root):
+    """``scatter``'s combine step: ``col_offsets`` must end at the root's column count."""
+
+    def combine(infos):
+        n_cols = infos[root][0][1]
+        if cols is None or int(cols[-1]) == n_cols:
+            return None
+        return range(len(infos)), (f"argument 'col_offsets': expected offsets from 0 to {n_cols} (the columns of "
+                                   f"the root's matrix), found 0 to {int(cols[-1])}")
+
+    return combine
 
 
 @dataclass
@@ -73,97 +103,94 @@ class DistCSR:
     # ------------------------------------------------------------------------------ constructors
     @classmethod
     def from_local(cls, indptr, indices, values, comm, shape, *, col_offsets=None):
-        """Collective: every rank passes its own rows; the row partition is gathered from their counts."""
+        """Collective: every rank passes its own rows; the row partition follows from their counts.
+
+        Validation is collective: each rank checks its arrays (integer ids in ``[0, shape[1])``, a
+        non-decreasing ``indptr``, one value per entry) and one allgather of a small tuple per rank, which
+        also carries the row counts, makes every rank raise the same :class:`DistributedError` when any
+        rank's input is wrong or the ranks disagree on ``shape``, the value dtype or ``col_offsets``.
+        """
         comm = as_counting(comm)
-        indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-        indices = np.ascontiguousarray(indices, dtype=np.int64)
-        shape = (int(shape[0]), int(shape[1]))
-        dtype = None if values is None else np.asarray(values).dtype
-        require_same(comm, "the global shape", shape)
-        require_same(comm, "the value dtype", None if dtype is None else dtype.descr)
-        counts = comm.allgather(int(indptr.size - 1))
-        row_offsets = _offsets_from_counts(counts)
-        problem = None
-        if row_offsets[-1] != shape[0]:
-            problem = f"the ranks' row counts add up to {int(row_offsets[-1])}, expected {shape[0]} rows"
-        problem = problem or _check_local(indptr, indices, shape[1], indptr.size - 1)
-        if problem is None and values is not None and np.asarray(values).shape[0] != indices.size:
-            problem = f"argument 'values': expected {indices.size} values (one per entry), found {len(values)}"
-        raise_everywhere(comm, problem)
-        if col_offsets is None:
-            col_offsets = row_offsets if shape[0] == shape[1] else even_offsets(shape[1], comm.size)
-        col_offsets = np.asarray(col_offsets, dtype=np.int64)
-        if col_offsets.size != comm.size + 1 or col_offsets[0] != 0 or col_offsets[-1] != shape[1]:
-            raise DistributedError(f"argument 'col_offsets': expected {comm.size + 1} offsets from 0 to {shape[1]}, "
-                                   f"found {col_offsets.tolist()}")
-        vals = None if values is None else np.ascontiguousarray(values)
-        return cls(comm, shape, row_offsets, col_offsets, indptr, indices, vals)
+        got, problem = local_check(local_rows, comm.size, indptr, indices, values, shape, col_offsets)
+        same = None if problem else {"argument 'shape'": got.shape, "the dtype of 'values'": value_dtype(got.values),
+                                     "argument 'col_offsets'": got.col_offsets}
+        counts = agree(comm, "DistCSR.from_local", problem, same, None if problem else got.n_local,
+                       _rows_add_up(None if problem else got.shape[0]))
+        row_offsets = np.zeros(comm.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=row_offsets[1:])
+        cols = _col_offsets(got.col_offsets, got.shape, row_offsets, comm.size)
+        vals = None if got.values is None else np.ascontiguousarray(got.values)
+        return mark_checked(cls(comm, got.shape, row_offsets, cols, got.indptr, got.indices, vals))
 
     @classmethod
     def from_global(cls, indptr, indices, values, comm, *, row_counts=None, shape=None, col_offsets=None):
-        """Collective: every rank holds the whole CSR and keeps its row block (even blocks by default)."""
+        """Collective: every rank holds the whole CSR and keeps its row block (even blocks by default).
+
+        Validation is collective: each rank checks the whole ``indptr``, ``row_counts`` (one integer
+        count >= 0 per rank, adding up to the rows), ``col_offsets`` and its own block of ids and values;
+        one allgather of a small tuple per rank then makes every rank raise the same
+        :class:`DistributedError` when any rank's input is wrong or the ranks disagree on the sizes,
+        ``shape``, ``row_counts``, ``col_offsets`` or the value dtype. (The ids themselves are not
+        compared across ranks: each rank checks only the block it keeps.)
+        """
         comm = as_counting(comm)
-        indptr = np.asarray(indptr, dtype=np.int64)
-        n_rows = indptr.size - 1
-        if shape is None:
-            shape = (n_rows, n_rows)
-        offsets = even_offsets(n_rows, comm.size) if row_counts is None else _offsets_from_counts(row_counts)
-        if offsets.size != comm.size + 1 or offsets[-1] != n_rows:
-            raise DistributedError(f"argument 'row_counts': expected {comm.size} counts adding up to {n_rows}, "
-                                   f"found {list(np.diff(offsets))}")
-        lo, hi = offsets[comm.rank], offsets[comm.rank + 1]
-        a, b = int(indptr[lo]), int(indptr[hi])
-        local_values = None if values is None else np.asarray(values)[a:b]
-        return cls.from_local(indptr[lo:hi + 1] - a, np.asarray(indices)[a:b], local_values, comm, shape,
-                              col_offsets=col_offsets)
+        got, problem = local_check(global_rows, comm.size, comm.rank, indptr, indices, values, row_counts, shape,
+                                   col_offsets)
+        agree(comm, "DistCSR.from_global", problem, None if problem else _global_same(got))
+        cols = _col_offsets(got.col_offsets, got.shape, got.row_offsets, comm.size)
+        vals = None if got.values is None else np.ascontiguousarray(got.values)
+        return mark_checked(cls(comm, got.shape, got.row_offsets, cols, got.indptr, got.indices, vals))
 
     @classmethod
     def scatter(cls, indptr, indices, values, comm, *, root=0, row_counts=None, shape=None, col_offsets=None):
-        """Collective: ``root`` holds the whole CSR (others pass None) and sends each rank its row block."""
+        """Collective: ``root`` holds the whole CSR (others pass None) and sends each rank its row block.
+
+        ``row_counts`` and ``shape`` are read on ``root``; ``root`` and ``col_offsets`` must be the same on
+        every rank. Validation is collective: ``root`` checks the whole CSR, and one allgather of a small
+        tuple per rank (which also carries the root's sizes and partition to every rank) makes every rank
+        raise the same :class:`DistributedError` before any data moves when something is wrong.
+        """
         comm = as_counting(comm)
-        me = comm.rank
-        if me == root:
-            indptr = np.asarray(indptr, dtype=np.int64)
-            n_rows = indptr.size - 1
-            offsets = even_offsets(n_rows, comm.size) if row_counts is None else _offsets_from_counts(row_counts)
-            header = (n_rows, shape, None if values is None else np.asarray(values).dtype, offsets.tolist())
-        else:
-            header = None
-        n_rows, shape, value_dtype, offsets = comm.bcast(header, root=root)
-        offsets = np.asarray(offsets, dtype=np.int64)
-        shape = (n_rows, n_rows) if shape is None else shape
+        me, parts = comm.rank, comm.size
+
+        def local():
+            r = check_root(root, parts)
+            cols = None if col_offsets is None else _partial_offsets(col_offsets, parts)
+            whole = root_rows(parts, indptr, indices, values, row_counts, shape) if me == r else None
+            return r, cols, whole
+
+        got, problem = local_check(local)
+        same = None if problem else {"argument 'root'": got[0], "argument 'col_offsets'": got[1]}
+        infos = agree(comm, "DistCSR.scatter", problem, same, None if problem or got[2] is None else got[2].header,
+                      None if problem else _col_offsets_fit(got[1], got[0]))
+        r, cols, whole = got
+        shape, value_dt, offsets, nnz_all = infos[r]
+        offsets, nnz_all = np.asarray(offsets, dtype=np.int64), np.asarray(nnz_all, dtype=np.int64)
         lo, hi = offsets[me], offsets[me + 1]
         row_counts_all = np.diff(offsets)
         local_indptr = np.empty(hi - lo + 1, dtype=np.int64)
-        if me == root:
-            nnz_per_rank = indptr[offsets[1:]] - indptr[offsets[:-1]]
+        send_ptr = send_idx = None
+        if me == r:
             # each rank's indptr slice, rebased to 0, packed one after another
-            packed = np.concatenate([indptr[offsets[r]:offsets[r + 1] + 1] - indptr[offsets[r]]
-                                     for r in range(comm.size)])
+            packed = np.concatenate([whole.indptr[offsets[k]:offsets[k + 1] + 1] - whole.indptr[offsets[k]]
+                                     for k in range(parts)])
             send_ptr = [packed, (row_counts_all + 1, exclusive_scan(row_counts_all + 1)), _mpi_type(np.int64)]
-        else:
-            nnz_per_rank = None
-            send_ptr = None
-        comm.Scatterv(send_ptr, local_indptr, root=root)
-        nnz = int(local_indptr[-1])
-        local_indices = np.empty(nnz, dtype=np.int64)
-        nnz_all = comm.bcast(None if me != root else nnz_per_rank.tolist(), root=root)
-        nnz_all = np.asarray(nnz_all, dtype=np.int64)
-        send_idx = ([np.asarray(indices, dtype=np.int64), (nnz_all, exclusive_scan(nnz_all)), _mpi_type(np.int64)]
-                    if me == root else None)
-        comm.Scatterv(send_idx, local_indices, root=root)
+            send_idx = [whole.indices, (nnz_all, exclusive_scan(nnz_all)), _mpi_type(np.int64)]
+        comm.Scatterv(send_ptr, local_indptr, root=r)
+        local_indices = np.empty(int(nnz_all[me]), dtype=np.int64)
+        comm.Scatterv(send_idx, local_indices, root=r)
         local_values = None
-        if value_dtype is not None:
+        if value_dt is not None:
             from ._comm import record_type
 
-            dtype = np.dtype(value_dtype)
-            local_values = np.empty(nnz, dtype=dtype)
-            rtype = record_type(dtype.itemsize)
-            send_vals = ([np.ascontiguousarray(values).view(np.uint8), (nnz_all, exclusive_scan(nnz_all)), rtype]
-                         if me == root else None)
-            comm.Scatterv(send_vals, [local_values.view(np.uint8), rtype], root=root)
+            local_values = np.empty(int(nnz_all[me]), dtype=value_dt)
+            rtype = record_type(local_values.dtype.itemsize)
+            send_vals = ([np.ascontiguousarray(whole.values).view(np.uint8), (nnz_all, exclusive_scan(nnz_all)),
+                          rtype] if me == r else None)
+            comm.Scatterv(send_vals, [local_values.view(np.uint8), rtype], root=r)
             rtype.Free()
-        return cls.from_local(local_indptr, local_indices, local_values, comm, shape, col_offsets=col_offsets)
+        cols = _col_offsets(cols, shape, offsets, parts)
+        return mark_checked(cls(comm, shape, offsets, cols, local_indptr, local_indices, local_values))
 
     # ------------------------------------------------------------------------------ access
     @property
@@ -204,9 +231,27 @@ class DistCSR:
                        self.indices[order], vals)
 
     def gather(self, root=0):
-        """Collective: the whole ``(indptr, indices, values)`` on ``root``, None on the other ranks."""
-        comm = self.comm
-        counts = np.asarray(comm.allgather(self.nnz_local), dtype=np.int64)
+        """Collective: the whole ``(indptr, indices, values)`` on ``root``, None on the other ranks.
+
+        Validation is collective: one allgather of a small tuple per rank (which also carries the entry
+        counts the gather needs) checks ``root`` and this object on every rank, and makes every rank raise
+        the same :class:`DistributedError` when a rank's part is malformed or the ranks disagree on
+        ``root``, the shape, the partitions or the value dtype.
+        """
+        comm = as_counting(self.comm)
+
+        def local():
+            if isinstance(self, XCSR):
+                raise TypeError("gather: expected a DistCSR, found an XCSR (its values are per cell); gather "
+                                "X.to_csr() instead")
+            check_structure(self, comm, "self")
+            return check_root(root, comm.size)
+
+        r, problem = local_check(local)
+        same = None if problem else {"argument 'root'": r, **invariants(self, "self")}
+        counts = np.asarray(agree(comm, "DistCSR.gather", problem, same, None if problem else self.nnz_local),
+                            dtype=np.int64)
+        root = r
         rows = np.diff(self.row_offsets)
         me = comm.rank
         indptr_all = np.empty(int(rows.sum()), dtype=np.int64) if me == root else None
@@ -263,39 +308,39 @@ class XCSR(DistCSR):
 
     @classmethod
     def from_local(cls, indptr, indices, cell_counts, values, comm, shape, *, col_offsets=None):
+        """Collective: every rank passes its own rows of cells (see :meth:`DistCSR.from_local`).
+
+        Validation is collective, one allgather of a small tuple per rank: besides the checks of
+        :meth:`DistCSR.from_local`, one count >= 1 per cell and ``sum(cell_counts)`` values.
+        """
         comm = as_counting(comm)
-        cell_counts = np.ascontiguousarray(cell_counts, dtype=np.int64)
-        problem = None
-        if cell_counts.size != np.asarray(indices).size:
-            problem = f"argument 'cell_counts': expected one count per cell ({np.asarray(indices).size}), " \
-                      f"found {cell_counts.size}"
-        elif cell_counts.size and cell_counts.min() < 1:
-            problem = f"argument 'cell_counts': expected counts >= 1, found {int(cell_counts.min())}"
-        elif np.asarray(values).shape[0] != int(cell_counts.sum()):
-            problem = f"argument 'values': expected {int(cell_counts.sum())} values (the cells' counts), " \
-                      f"found {np.asarray(values).shape[0]}"
-        raise_everywhere(comm, problem)
-        base = DistCSR.from_local(indptr, indices, None, comm, shape, col_offsets=col_offsets)
-        require_same(comm, "the value dtype", np.asarray(values).dtype.descr)
-        return cls(base.comm, base.shape, base.row_offsets, base.col_offsets, base.indptr, base.indices,
-                   np.ascontiguousarray(values), cell_counts)
+        got, problem = local_check(local_rows, comm.size, indptr, indices, values, shape, col_offsets, cell_counts,
+                                   xcsr=True)
+        same = None if problem else {"argument 'shape'": got.shape, "the dtype of 'values'": value_dtype(got.values),
+                                     "argument 'col_offsets'": got.col_offsets}
+        counts = agree(comm, "XCSR.from_local", problem, same, None if problem else got.n_local,
+                       _rows_add_up(None if problem else got.shape[0]))
+        row_offsets = np.zeros(comm.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=row_offsets[1:])
+        cols = _col_offsets(got.col_offsets, got.shape, row_offsets, comm.size)
+        return mark_checked(cls(comm, got.shape, row_offsets, cols, got.indptr, got.indices,
+                                np.ascontiguousarray(got.values), got.cell_counts))
 
     @classmethod
     def from_global(cls, indptr, indices, cell_counts, values, comm, *, row_counts=None, shape=None,
                     col_offsets=None):
-        """Collective: every rank holds the whole XCSR and keeps its row block."""
+        """Collective: every rank holds the whole XCSR and keeps its row block.
+
+        Validation is collective, as in :meth:`DistCSR.from_global` (one allgather of a small tuple per
+        rank), with one count >= 1 per cell and ``sum(cell_counts)`` values.
+        """
         comm = as_counting(comm)
-        indptr = np.asarray(indptr, dtype=np.int64)
-        cell_counts = np.asarray(cell_counts, dtype=np.int64)
-        n_rows = indptr.size - 1
-        shape = (n_rows, n_rows) if shape is None else shape
-        offsets = even_offsets(n_rows, comm.size) if row_counts is None else _offsets_from_counts(row_counts)
-        lo, hi = offsets[comm.rank], offsets[comm.rank + 1]
-        a, b = int(indptr[lo]), int(indptr[hi])
-        starts = exclusive_scan(np.r_[cell_counts, 0])
-        va, vb = int(starts[a]), int(starts[b])
-        return cls.from_local(indptr[lo:hi + 1] - a, np.asarray(indices)[a:b], cell_counts[a:b],
-                              np.asarray(values)[va:vb], comm, shape, col_offsets=col_offsets)
+        got, problem = local_check(global_rows, comm.size, comm.rank, indptr, indices, values, row_counts, shape,
+                                   col_offsets, cell_counts, xcsr=True)
+        agree(comm, "XCSR.from_global", problem, None if problem else _global_same(got))
+        cols = _col_offsets(got.col_offsets, got.shape, got.row_offsets, comm.size)
+        return mark_checked(cls(comm, got.shape, got.row_offsets, cols, got.indptr, got.indices,
+                                np.ascontiguousarray(got.values), np.ascontiguousarray(got.cell_counts)))
 
     @classmethod
     def from_csr(cls, A: DistCSR) -> "XCSR":

@@ -7,6 +7,8 @@ import time
 
 import numpy as np
 
+from .._validate import check_int_scalar
+from ._agree import agree, check_grid_shape, local_check
 from ._comm import as_counting, require_host_backend
 from .bfs import bfs_2d
 from .grid import Block2D, Grid2D
@@ -19,6 +21,11 @@ def run(scale: int, edgefactor: int = 16, *, num_roots: int = 64, grid=None, com
     the slowest rank's time), gather and validate every tree on rank 0.
 
     Returns the :class:`graphkern.graph500.Graph500Result` on rank 0 and None on the other ranks.
+
+    The arguments are validated collectively before the graph is generated (one allgather of a small
+    tuple per rank): a wrong one on any rank (a ``grid`` whose ``pr * pc`` is not the number of ranks, a
+    scale that is not an integer >= 1, ...), or ranks that disagree, make every rank raise the same
+    :class:`graphkern.errors.DistributedError`.
     """
     require_host_backend("graphkern.distributed.graph500.run")
     from mpi4py import MPI
@@ -27,13 +34,26 @@ def run(scale: int, edgefactor: int = 16, *, num_roots: int = 64, grid=None, com
     from ..graph import Graph, kronecker_edges
 
     comm = as_counting(MPI.COMM_WORLD if comm is None else comm)
-    pr, pc = Grid2D.factor(comm.size) if grid is None else grid
+
+    def local():
+        for name, value in (("validate_results", validate_results), ("progress", progress)):
+            if not isinstance(value, bool):
+                raise TypeError(f"argument '{name}': expected True or False, found {value!r}")
+        return (check_int_scalar("scale", scale, 1), check_int_scalar("edgefactor", edgefactor, 1),
+                check_int_scalar("num_roots", num_roots, 0), _seed(seed),
+                Grid2D.factor(comm.size) if grid is None else check_grid_shape("grid", grid, comm.size),
+                validate_results)
+
+    got, problem = local_check(local)
+    names = ("scale", "edgefactor", "num_roots", "seed", "grid", "validate_results")
+    agree(comm, "graph500.run", problem, None if problem else {f"argument '{k}'": v for k, v in zip(names, got)})
+    scale, edgefactor, num_roots, seed, (pr, pc), _ = got
     me = comm.rank
     src, dst = kronecker_edges(scale, edgefactor, seed, progress=progress and me == 0)
     n = 1 << scale
     comm.Barrier()
     t0 = time.perf_counter()
-    grid2d = Grid2D(comm, pr, pc)
+    grid2d = Grid2D._checked(comm, pr, pc)
     keep = src != dst
     mine = slice(me, None, comm.size)  # each rank feeds a share of the symmetrised edges
     s, d = np.r_[src[keep][mine], dst[keep][mine]], np.r_[dst[keep][mine], src[keep][mine]]
@@ -72,3 +92,12 @@ def run(scale: int, edgefactor: int = 16, *, num_roots: int = 64, grid=None, com
     return graph500.Graph500Result(scale, edgefactor, f"bfs_2d ({pr}x{pc} grid)", construction, roots,
                                    np.array(times), np.array(nedges, dtype=np.float64), validate_results,
                                    num_mpi_processes=comm.size)
+
+
+def _seed(seed):
+    """An int, or the reference's pair of ints (see :func:`graphkern.graph.kronecker_edges`)."""
+    if isinstance(seed, (tuple, list)):
+        if len(seed) != 2:
+            raise ValueError(f"argument 'seed': expected an int or a pair of ints, found {seed!r}")
+        return check_int_scalar("seed[0]", seed[0]), check_int_scalar("seed[1]", seed[1])
+    return check_int_scalar("seed", seed)

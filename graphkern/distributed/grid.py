@@ -14,7 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._comm import DistributedError, alltoall_counts, alltoallv_records, as_counting, require_same
+from .._validate import as_index_array, check_int_scalar
+from ._agree import agree, check_grid_shape, check_offsets, check_values, key, local_check
+from ._comm import alltoall_counts, alltoallv_records, as_counting
+from ._csr_checks import CHECKED
 from .csr import even_offsets
 from .transpose import stable_order
 
@@ -34,12 +37,22 @@ class Grid2D:
     """
 
     def __init__(self, comm, pr: int, pc: int):
+        """Collective. Validation is collective: one allgather of a small tuple per rank makes every rank
+        raise the same :class:`DistributedError` when ``pr * pc`` is not the communicator's size on some
+        rank or the ranks disagree on ``(pr, pc)``; then two ``Split`` make the row and column communicators."""
         comm = as_counting(comm)
-        pr, pc = int(pr), int(pc)
-        if pr < 1 or pc < 1 or pr * pc != comm.size:
-            # every rank computes the same test from the same arguments and raises; no rank waits
-            raise DistributedError(f"argument 'grid': expected pr * pc == {comm.size} ranks, found {pr} x {pc}")
-        require_same(comm, "the grid shape", (pr, pc))
+        shape, problem = local_check(check_grid_shape, "grid", (pr, pc), comm.size)
+        agree(comm, "Grid2D", problem, None if problem else {"argument 'grid'": shape})
+        self._split(comm, *shape)
+
+    @classmethod
+    def _checked(cls, comm, pr: int, pc: int) -> "Grid2D":
+        """A grid whose shape the caller has already agreed on collectively (no second agreement)."""
+        grid = cls.__new__(cls)
+        grid._split(as_counting(comm), pr, pc)
+        return grid
+
+    def _split(self, comm, pr: int, pc: int):
         self.comm, self.pr, self.pc = comm, pr, pc
         self.row, self.col = divmod(comm.rank, pc)
         self.row_comm = comm.Split(self.row, self.col)  # the processors P(row, *)
@@ -94,22 +107,23 @@ class Block2D:
     @classmethod
     def from_edges(cls, grid: Grid2D, src, dst, n: int, values=None, *, row_bounds=None, col_bounds=None):
         """Collective: every rank passes the same global edge list (or any part of it, as long as each edge
-        is passed by exactly one rank) and keeps the edges of its block; edges travel by one Alltoallv."""
-        comm = grid.comm
-        src = np.ascontiguousarray(src, dtype=np.int64)
-        dst = np.ascontiguousarray(dst, dtype=np.int64)
-        require_same(comm, "the number of vertices", int(n))
-        problem = None
-        if src.shape != dst.shape:
-            problem = f"arguments 'src' and 'dst': expected equal lengths, found {src.size} and {dst.size}"
-        elif src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
-            problem = f"arguments 'src'/'dst': expected vertex ids in [0, {n}), found " \
-                      f"[{min(src.min(), dst.min())}, {max(src.max(), dst.max())}]"
-        from ._comm import raise_everywhere
+        is passed by exactly one rank) and keeps the edges of its block; edges travel by one Alltoallv.
 
-        raise_everywhere(comm, problem)
-        rb = even_offsets(n, grid.pr) if row_bounds is None else np.asarray(row_bounds, dtype=np.int64)
-        cb = even_offsets(n, grid.pc) if col_bounds is None else np.asarray(col_bounds, dtype=np.int64)
+        Validation is collective: each rank checks its edges (integer ids in ``[0, n)``, equal lengths, one
+        value per edge) and the bounds; one allgather of a small tuple per rank makes every rank raise the
+        same :class:`DistributedError` when any rank's input is wrong or the ranks disagree on ``n``, the
+        grid shape, the bounds or the value dtype.
+        """
+        if not isinstance(grid, Grid2D):
+            raise TypeError(f"Block2D.from_edges: argument 'grid': expected a Grid2D, found {type(grid).__name__}")
+        got, problem = local_check(_edges, grid, src, dst, n, values, row_bounds, col_bounds)
+        same = None
+        if not problem:
+            same = {"argument 'n'": got[0], "the grid shape": grid.shape, "argument 'row_bounds'": got[1],
+                    "argument 'col_bounds'": got[2], "the dtype of 'values'": None if got[5] is None else
+                    key(got[5].dtype)}
+        agree(grid.comm, "Block2D.from_edges", problem, same)
+        n, rb, cb, src, dst, values = got
         return cls._exchange(grid, n, rb, cb, src, dst, values)
 
     @classmethod
@@ -141,7 +155,7 @@ class Block2D:
         vals = None
         if values is not None:
             vals = np.ascontiguousarray(got["value"][perm]).view(values.dtype)
-        return cls(grid, int(n), rb, cb, indptr.astype(np.int64), np.ascontiguousarray(got["dst"][perm]), vals)
+        return _mark(cls(grid, int(n), rb, cb, indptr.astype(np.int64), np.ascontiguousarray(got["dst"][perm]), vals))
 
     def edges(self):
         """This block's edges as global ``(src, dst)``."""
@@ -155,7 +169,12 @@ class Block2D:
         On a square grid with equal row and column blocks, block ``(i, j)`` of the transpose is the
         transpose of block ``(j, i)``: one Sendrecv with the partner ``P(j, i)`` (diagonal blocks stay).
         Otherwise the blocks do not line up and the edges are redistributed by one Alltoallv.
+
+        Validation is collective (one allgather of a small tuple per rank, and once per block a scan of its
+        ids): a malformed block on any rank, or ranks that disagree on ``n``, the grid or the bounds, make
+        every rank raise the same :class:`DistributedError` before any data moves.
         """
+        check_block(self, "Block2D.transpose")
         grid = self.grid
         src, dst = self.edges()
         square = grid.pr == grid.pc and np.array_equal(self.row_bounds, self.col_bounds)
@@ -194,11 +213,89 @@ class Block2D:
         vals = None
         if self.values is not None:
             vals = np.ascontiguousarray(got["value"][perm]).view(self.values.dtype)
-        return Block2D(grid, self.n, self.row_bounds, self.col_bounds, indptr, np.ascontiguousarray(got["dst"][perm]),
-                       vals)
+        return _mark(Block2D(grid, self.n, self.row_bounds, self.col_bounds, indptr,
+                             np.ascontiguousarray(got["dst"][perm]), vals))
 
     def vector_bounds(self) -> np.ndarray:
         """``P + 1`` offsets: rank ``i * pc + k`` owns the vertices of piece ``k`` of ``D_i``."""
         pieces = [self.row_bounds[i] + even_offsets(self.row_bounds[i + 1] - self.row_bounds[i], self.grid.pc)[:-1]
                   for i in range(self.grid.pr)]
         return np.r_[np.concatenate(pieces), self.n].astype(np.int64)
+
+
+def _edges(grid, src, dst, n, values, row_bounds, col_bounds):
+    """``from_edges``: this rank's checks; returns ``(n, row bounds, column bounds, src, dst, values)``."""
+    n = check_int_scalar("n", n, 0)
+    src = as_index_array("src", src, np.int64)
+    dst = as_index_array("dst", dst, np.int64)
+    if src.size != dst.size:
+        raise ValueError(f"arguments 'src' and 'dst': expected equal lengths, found {src.size} and {dst.size}")
+    for name, ids in (("src", src), ("dst", dst)):
+        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= n):
+            pos = int(np.argmax((ids < 0) | (ids >= n)))
+            raise ValueError(f"argument '{name}': expected vertex ids in [0, {n}), found {int(ids[pos])} at "
+                             f"position {pos}")
+    values = check_values("values", values, src.size)
+    rb = even_offsets(n, grid.pr) if row_bounds is None else check_offsets("row_bounds", row_bounds, grid.pr, n)
+    cb = even_offsets(n, grid.pc) if col_bounds is None else check_offsets("col_bounds", col_bounds, grid.pc, n)
+    return n, rb, cb, src, dst, values
+
+
+def _identity(block):
+    return id(block.indptr), id(block.indices), id(block.values)
+
+
+def _mark(block):
+    """Record that ``block``'s arrays passed the full check (see :func:`check_block`)."""
+    block.__dict__[CHECKED] = _identity(block)
+    return block
+
+
+def _block_structure(block):
+    """This rank's checks of a built block: the O(P) ones every call, the scan of its ids once."""
+    if not isinstance(block, Block2D):
+        raise TypeError(f"argument 'block': expected a Block2D, found {type(block).__name__}")
+    grid = block.grid
+    n = check_int_scalar("block.n", block.n, 0)
+    rb = check_offsets("block.row_bounds", block.row_bounds, grid.pr, n)
+    cb = check_offsets("block.col_bounds", block.col_bounds, grid.pc, n)
+    i, j = grid.row, grid.col
+    for name in ("indptr", "indices"):
+        arr = getattr(block, name)
+        if not isinstance(arr, np.ndarray) or arr.dtype != np.int64 or arr.ndim != 1:
+            raise TypeError(f"argument 'block.{name}': expected a 1-D int64 array, found {type(arr).__name__}")
+    sources = int(cb[j + 1] - cb[j])
+    if block.indptr.size != sources + 1:
+        raise ValueError(f"argument 'block.indptr': expected {sources + 1} entries (the sources of column block "
+                         f"{j} + 1), found {block.indptr.size}")
+    if block.__dict__.get(CHECKED) != _identity(block):
+        from .._validate import check_indptr
+
+        check_indptr("block.indptr", block.indptr, block.indices.size)
+        ids = block.indices
+        if ids.size and (int(ids.min()) < rb[i] or int(ids.max()) >= rb[i + 1]):
+            pos = int(np.argmax((ids < rb[i]) | (ids >= rb[i + 1])))
+            raise ValueError(f"argument 'block.indices': expected destination ids in the row block "
+                             f"[{int(rb[i])}, {int(rb[i + 1])}), found {int(ids[pos])} at position {pos}")
+        check_values("block.values", block.values, ids.size)
+        _mark(block)
+    elif int(block.indptr[-1]) != block.indices.size:
+        raise ValueError(f"argument 'block.indptr': expected indptr[-1] == len(indices) == {block.indices.size}, "
+                         f"found {int(block.indptr[-1])}")
+
+
+def block_same(block) -> dict:
+    """What must be the same for a block on every rank."""
+    return {"block.n": block.n, "the grid shape": block.grid.shape, "block.row_bounds": np.asarray(block.row_bounds),
+            "block.col_bounds": np.asarray(block.col_bounds),
+            "the dtype of block.values": None if block.values is None else key(block.values.dtype)}
+
+
+def check_block(block, where: str, problem: str | None = None, same: dict | None = None):
+    """Collective: the block's own checks, plus a ``problem`` and ``same`` arguments of the caller, in one
+    agreement step. ``block`` must be a Block2D on every rank (its grid holds the communicator)."""
+    if not isinstance(block, Block2D):
+        raise TypeError(f"{where}: argument 'block': expected a Block2D, found {type(block).__name__}")
+    _, mine = local_check(_block_structure, block)
+    problem = problem or mine
+    agree(block.grid.comm, where, problem, None if problem else {**block_same(block), **(same or {})})

@@ -16,6 +16,10 @@ values: four, because the receive counts of the values follow from the cells rec
 second Alltoall is redundant; ``paper_collectives=True`` issues it, five in all). Counts and
 displacements are int64 records throughout; with MPI-4 (the mpich wheel) mpi4py uses the large-count
 calls, so counts past 2^31 work.
+
+Before them, one allgather of a small tuple per rank validates collectively (``_agree``): a malformed
+block on any rank, or ranks that disagree on the shape, the partitions or the value dtype, make every
+rank raise the same :class:`DistributedError` before any data moves.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ import numpy as np
 
 from ..kernels.cpu import distributed as _pack
 from ..kernels.cpu import sort as _sort
-from ._comm import alltoall_counts, alltoallv_records, exclusive_scan, require_host_backend
+from ._agree import agree, local_check
+from ._comm import alltoall_counts, alltoallv_records, as_counting, exclusive_scan, require_host_backend
+from ._csr_checks import check_structure, invariants, mark_checked
 from .csr import XCSR, DistCSR
 
 __all__ = ["transpose", "gather_to_root_transpose"]
@@ -102,6 +108,15 @@ def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
     DistCSR or XCSR (the same kind as ``A``): rows = ``A``'s columns, partitioned by ``A.col_offsets``;
     its ``col_offsets`` are ``A.row_offsets``, so transposing again restores ``A``'s layout.
 
+    Raises
+    ------
+    DistributedError
+        On every rank, before any data moves, when any rank's block is malformed or the ranks disagree
+        on the shape, ``row_offsets``, ``col_offsets``, the value dtype or ``paper_collectives``. The check
+        costs one allgather of a small tuple per rank (and, once per block, a scan of its ids).
+    TypeError
+        On the calling rank when ``A`` is not a DistCSR: there is no communicator to agree on.
+
     Examples
     --------
     >>> import numpy as np
@@ -114,9 +129,9 @@ def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
     ([0, 1, 3], [0, 0, 1], [1.0, 2.0, 3.0])
     """
     require_host_backend("graphkern.distributed.transpose")
+    comm = _validate(A, "transpose", paper_collectives=paper_collectives)
     if isinstance(A, XCSR):
-        return _transpose_xcsr(A, paper_collectives)
-    comm = A.comm
+        return mark_checked(_transpose_xcsr(A, comm, paper_collectives))
     new_offsets = _new_partition(A, comm)
     words = _pack.value_words(A.values)
     num_words = words.shape[1]
@@ -151,7 +166,7 @@ def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
     finally:
         _sort._give_scratch(send_block)
     values = None if A.values is None else _pack.words_to_values(out_words, A.values.dtype)
-    return DistCSR(comm, (A.shape[1], A.shape[0]), new_offsets, A.row_offsets, indptr, indices, values)
+    return mark_checked(DistCSR(comm, (A.shape[1], A.shape[0]), new_offsets, A.row_offsets, indptr, indices, values))
 
 
 def _sort_received(received, first, n_local, num_words, max_col):
@@ -210,8 +225,7 @@ def _value_runs(cell_counts: np.ndarray, order: np.ndarray) -> np.ndarray:
     return np.repeat(starts[order] - new_starts, counts) + np.arange(total, dtype=np.int64)
 
 
-def _transpose_xcsr(A: XCSR, paper_collectives: bool) -> XCSR:
-    comm = A.comm
+def _transpose_xcsr(A: XCSR, comm, paper_collectives: bool) -> XCSR:
     new_offsets = _new_partition(A, comm)
     order, new_rows, new_cols, send_cells = _local_transpose(A, new_offsets)
     recv_cells = alltoall_counts(comm, send_cells)
@@ -239,10 +253,36 @@ def _transpose_xcsr(A: XCSR, paper_collectives: bool) -> XCSR:
                 np.ascontiguousarray(received["col"][perm]), values, counts[perm])
 
 
+def _validate(A, where: str, **same) -> object:
+    """Collective check of ``A`` (and of the arguments in ``same``, which must agree across ranks);
+    returns the communicator to use."""
+    if not isinstance(A, DistCSR):
+        raise TypeError(f"{where}: argument 'A': expected a DistCSR or XCSR, found {type(A).__name__}")
+    comm = as_counting(A.comm)
+
+    def local():
+        for name, value in same.items():
+            if not isinstance(value, bool):
+                raise TypeError(f"argument '{name}': expected True or False, found {value!r}")
+        check_structure(A, comm)
+
+    _, problem = local_check(local)
+    agree(comm, where, problem, None if problem else {**invariants(A), **{f"argument '{k}'": v for k, v in
+                                                                          same.items()}})
+    return comm
+
+
 def gather_to_root_transpose(A: DistCSR, root: int = 0) -> DistCSR:
     """The naive baseline: gather the whole matrix on ``root``, transpose it there with the serial count
-    sort, scatter the row blocks back (for comparison with :func:`transpose`)."""
+    sort, scatter the row blocks back (for comparison with :func:`transpose`).
+
+    Validation is collective in each of its two phases (:meth:`DistCSR.gather` and
+    :meth:`DistCSR.scatter`: one allgather of a small tuple per rank each), so a bad ``A`` or ``root``
+    raises the same :class:`DistributedError` on every rank.
+    """
     require_host_backend("graphkern.distributed.gather_to_root_transpose")
+    if not isinstance(A, DistCSR):  # an XCSR is refused collectively by A.gather
+        raise TypeError(f"gather_to_root_transpose: argument 'A': expected a DistCSR, found {type(A).__name__}")
     whole = A.gather(root)
     comm = A.comm
     if comm.rank == root:

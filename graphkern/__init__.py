@@ -13,7 +13,7 @@ from . import _numba_cache, graph, graph500, ops  # noqa: F401
 from ._config import BACKENDS, get_backend, resolve_backend, set_backend, use_backend
 from ._info import show_config
 from .dispatch import Plan, explain
-from .errors import BackendUnavailableError, Graph500ValidationError, GraphkernError
+from .errors import BackendUnavailableError, DistributedError, Graph500ValidationError, GraphkernError
 from .graph import DynamicGraph, Graph
 from .incremental import IncrementalBFS
 from .sparse import edge_softmax, sddmm, spmm
@@ -29,6 +29,6 @@ __all__ = [
     "graph500",
     "set_backend", "get_backend", "use_backend", "resolve_backend", "BACKENDS", "show_config",
     "explain", "Plan",
-    "GraphkernError", "BackendUnavailableError", "Graph500ValidationError",
+    "GraphkernError", "BackendUnavailableError", "Graph500ValidationError", "DistributedError",
     "__version__",
 ]

@@ -29,6 +29,13 @@ ALPHA = 15
 BETA = 18
 # top-down levels whose frontier has fewer than n / _SLOTS_BELOW out-edges collect into slots
 _SLOTS_BELOW = 16
+# top-down levels whose frontier has fewer out-edges than this run on one thread, back to back in one
+# compiled call (top_down_serial_levels): a parallel step costs tens of microseconds to launch and sync,
+# which dominates a high-diameter graph's thousands of small levels. Measured by the path and grid rows
+# of `python tools/compare_peers.py --family bfs`.
+SERIAL_LEVEL_EDGES = 1 << 13
+# levels one serial call records before it returns to the driver (the size of its per-level count buffer)
+_SERIAL_LEVELS_PER_CALL = 4096
 # multi-source: searches share a pass over the edges in batches of 64 (one bit each in a uint64 mask);
 # a level pushes from the frontier while its out-edges are under num_edges / _MS_PUSH_BELOW, else pulls
 MS_BATCH = 64
@@ -45,8 +52,23 @@ class BFSResult:
     levels: np.ndarray
     source: int
     algorithm: str
-    # one (level, step, frontier size before the step, vertices found, seconds) tuple per level
-    trace: list = field(default_factory=list)
+    # the levels as run: (level, step, ...) tuples, and runs of serial levels kept as arrays until read
+    _steps: list = field(default_factory=list, repr=False)
+
+    @property
+    def trace(self) -> list:
+        """One ``(level, step, frontier size before the step, vertices found, seconds)`` tuple per level.
+        Levels run back to back on one thread (``step == "top_down_serial"``) share their run's time
+        evenly."""
+        if any(isinstance(s, _SerialLevels) for s in self._steps):
+            expanded = []
+            for s in self._steps:
+                if isinstance(s, _SerialLevels):
+                    expanded += s.tuples()
+                else:
+                    expanded.append(s)
+            self._steps = expanded
+        return self._steps
 
     @property
     def num_reached(self) -> int:
@@ -55,6 +77,24 @@ class BFSResult:
     @property
     def depth(self) -> int:
         return int(to_host(self.levels).max()) if self.levels.size else 0
+
+
+@dataclass(frozen=True)
+class _SerialLevels:
+    """Consecutive levels one call of :func:`top_down_serial_levels` ran: the first level's number, its
+    frontier size, the vertices each level found and the seconds of the whole run. Kept as an array so a
+    search of 10^5 levels does not build 10^5 tuples unless its trace is read."""
+
+    first_level: int
+    first_frontier: int
+    found: np.ndarray
+    seconds: float
+
+    def tuples(self) -> list:
+        found = self.found.tolist()
+        each = self.seconds / max(len(found), 1)
+        before = [self.first_frontier] + found[:-1]
+        return [(self.first_level + i, "top_down_serial", before[i], found[i], each) for i in range(len(found))]
 
 
 def _as_searchable(g, algorithm: str):
@@ -464,6 +504,25 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
                 break
             scout = 1
             continue
+        if not spmsv and scout < SERIAL_LEVEL_EDGES:
+            t0 = time.perf_counter()
+            # the frontier is never in queue_buf at the top of the loop (each step leaves it in spare_buf)
+            queue = queue_buf
+            found_per_level = _borrow(g, borrowed, "bfs_serial_found", lambda f: True,
+                                      lambda: np.empty(_SERIAL_LEVELS_PER_CALL, dtype=np.int64))
+            queue[:frontier.size] = frontier
+            start, count, last_level, scout, edges_to_check, done = _bfs.top_down_serial_levels(
+                indptr, indices, queue, frontier.size, parents, levels, visited, level, scout, SERIAL_LEVEL_EDGES,
+                edges_to_check, float(alpha) if algorithm == "direction_optimizing" else 0.0, found_per_level)
+            if done:
+                trace.append(_SerialLevels(level + 1, int(frontier.size), found_per_level[:done].copy(),
+                                           time.perf_counter() - t0))
+                reached += int(count - frontier.size)
+                level = int(last_level)
+                scout = int(scout)
+                frontier = queue[start:count]
+                queue_buf, spare_buf = spare_buf, queue_buf
+                continue
         edges_to_check -= scout
         level += 1
         t0 = time.perf_counter()

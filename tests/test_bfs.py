@@ -237,9 +237,29 @@ def test_direction_optimizing_switches_and_traces_levels():
     g = gk.graph.kronecker(14)
     r = gk.bfs(g, int(gk.graph500.search_keys(g, 1)[0]), algorithm="direction_optimizing")
     steps = [t[1] for t in r.trace]
-    assert "top_down" in steps and "bottom_up" in steps
+    assert {"top_down", "top_down_serial"} & set(steps) and "bottom_up" in steps
     assert [t[0] for t in r.trace] == list(range(1, len(r.trace) + 1))
     assert sum(t[3] for t in r.trace) == r.num_reached - 1
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "top_down", "direction_optimizing"])
+def test_high_diameter_levels_run_serially_and_trace_every_level(algorithm):
+    # a path then a star at its end: thousands of one-vertex levels on one thread, then a wide level
+    # (past SERIAL_LEVEL_EDGES) that goes back to the parallel steps
+    n_path, n_star = 5000, 3 * gk.traversal.SERIAL_LEVEL_EDGES
+    path_src = np.arange(n_path - 1)
+    star_dst = np.arange(n_path, n_path + n_star)
+    src = np.concatenate([path_src, np.full(n_star, n_path - 1), star_dst])
+    dst = np.concatenate([path_src + 1, star_dst, (star_dst + 1 - n_path) % n_star + n_path])  # a ring
+    g = gk.Graph.from_coo(np.r_[src, dst], np.r_[dst, src], num_nodes=n_path + n_star)
+    r = gk.bfs(g, 0, algorithm=algorithm)
+    np.testing.assert_array_equal(r.levels, _scipy_levels(g, 0))
+    gk.graph500.validate(g, 0, r.parents, r.levels)
+    steps = [t[1] for t in r.trace]
+    assert steps.count("top_down_serial") >= n_path - 2
+    assert [t[0] for t in r.trace] == list(range(1, len(r.trace) + 1))
+    assert sum(t[3] for t in r.trace) == r.num_reached - 1
+    assert all(r.trace[i + 1][2] == r.trace[i][3] for i in range(len(r.trace) - 1) if r.trace[i][1] != "bottom_up")
 
 
 def test_facebook():

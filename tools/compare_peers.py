@@ -2,8 +2,9 @@
 """graphkern against the peers a user would pick instead, on the same graph and inputs, in one process.
 
 Families: ``convert`` (COO -> CSR and CSR -> CSC with edge ids, against SciPy and torch), ``spmm``
-(g-SpMM, g-SDDMM and edge softmax against torch, SciPy and python-graphblas) and ``bfs`` (every BFS
-algorithm against SciPy, python-graphblas's LAGraph push/pull, igraph and networkit). Every result is
+(g-SpMM, g-SDDMM and edge softmax against torch, SciPy and python-graphblas), ``bfs`` (every BFS
+algorithm against SciPy, python-graphblas's LAGraph push/pull, igraph and networkit) and ``diameter``
+(BFS on a shuffled grid and a long path, where each level's fixed cost shows). Every result is
 checked (against the peer, the reference or the Graph500 rules) before anything is timed; then graphkern
 and each peer in turn are called alternately (a round robin of two, per peer; for BFS every algorithm
 and peer takes its turn with all its search keys in a row, as Graph500's kernel 2 runs them)
@@ -17,6 +18,7 @@ the figures that count.
     python tools/compare_peers.py                                   # every family, scale 18 / 20
     python tools/compare_peers.py --family spmm --features 16 64 --plot docs/img --json results.json
     python tools/compare_peers.py --family bfs --bfs-scale 20 --roots 16
+    python tools/compare_peers.py --family diameter --grid-side 1000 --path-length 100000
 """
 
 from __future__ import annotations
@@ -371,6 +373,64 @@ def bfs_family(scale, num_roots, repeat, peers) -> list[Result]:
     return results
 
 
+def high_diameter_graphs(grid_side: int, path_length: int, seed: int = 0):
+    """``{name: (Graph, source)}``: a ``grid_side`` x ``grid_side`` grid with shuffled vertex ids (a
+    road-like graph: diameter about ``2 * grid_side``, no locality in the ids) and a path of
+    ``path_length`` vertices searched from one end (every level holds one vertex), both symmetric."""
+    import graphkern as gk
+
+    rng = np.random.default_rng(seed)
+    ids = np.arange(grid_side * grid_side).reshape(grid_side, grid_side)
+    perm = rng.permutation(ids.size)
+    a = perm[np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])]
+    b = perm[np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])]
+    grid = gk.Graph.from_coo(np.concatenate([a, b]), np.concatenate([b, a]), num_nodes=ids.size)
+    p = np.arange(path_length - 1)
+    path = gk.Graph.from_coo(np.concatenate([p, p + 1]), np.concatenate([p + 1, p]), num_nodes=path_length)
+    return {f"grid {grid_side}x{grid_side}": (grid, int(perm[0])), f"path {path_length}": (path, 0)}
+
+
+def diameter_family(grid_side, path_length, repeat, peers) -> list[Result]:
+    """direction-optimizing and top-down BFS on high-diameter graphs (thousands of small levels, where
+    a per-level cost shows) against SciPy, igraph and networkit."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order
+
+    import graphkern as gk
+
+    results = []
+    for name, (g, source) in high_diameter_graphs(grid_side, path_length).items():
+        g.csc()
+        indptr, indices, _ = g.csr()
+        n = g.num_nodes
+        A_sp = sp.csr_array((np.ones(indices.size, np.int8), indices, indptr), shape=(n, n))
+        funcs = {f"graphkern {a}": (lambda a=a: gk.bfs(g, source, algorithm=a))
+                 for a in ("direction_optimizing", "top_down")}
+        funcs["scipy csgraph"] = lambda: breadth_first_order(A_sp, source, directed=True, return_predecessors=True)
+        src, dst = g.edges()
+        keep = src < dst
+        if peers.get("igraph") is not None:
+            G_ig = peers["igraph"].Graph(n=n, edges=np.stack([src[keep], dst[keep]], axis=1), directed=False)
+            funcs["igraph bfs"] = lambda: G_ig.bfs(source)
+        if peers.get("networkit") is not None:
+            nk = peers["networkit"]
+            G_nk = nk.graph.GraphFromCoo((np.ones(int(keep.sum())), (src[keep].astype(np.uint64),
+                                                                      dst[keep].astype(np.uint64))),
+                                         n=n, directed=False, weighted=False)
+            funcs["networkit BFS"] = lambda: nk.distance.BFS(G_nk, source, storePaths=False).run()
+        for algo in ("direction_optimizing", "top_down"):
+            res = funcs[f"graphkern {algo}"]()
+            gk.graph500.validate(g, source, res.parents, res.levels)
+        edges = gk.graph500.traversed_edges(src, dst, res.parents)
+        med = round_robin(funcs, repeat)
+        peers_t = {k: med[k] for k in med if not k.startswith("graphkern")}
+        for algo in ("direction_optimizing", "top_down"):
+            short = "dir_opt" if algo == "direction_optimizing" else algo
+            r = Result("diameter", f"{name}: {short}", 0, med[f"graphkern {algo}"], peers_t, "valid")
+            r.extra = {"levels": int(res.levels.max()), "TEPS": edges / med[f"graphkern {algo}"]}
+            results.append(r)
+    return results
+
 
 def format_table(results) -> str:
     """One row per (kernel, peer): graphkern's median, the peer's, and the ratio peer / graphkern."""
@@ -433,14 +493,16 @@ def plot(results, directory, title_note: str) -> list[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", action="append", choices=["convert", "spmm", "bfs"],
-                        help="run only this family (repeatable; default: all three)")
+    parser.add_argument("--family", action="append", choices=["convert", "spmm", "bfs", "diameter"],
+                        help="run only this family (repeatable; default: all)")
     parser.add_argument("--scale", type=int, default=18, help="spmm: Graph500 Kronecker scale (symmetric, simple)")
     parser.add_argument("--convert-scale", type=int, default=20, help="convert: Kronecker scale of the edge list")
     parser.add_argument("--bfs-scale", type=int, default=20, help="bfs: Kronecker scale")
     parser.add_argument("--features", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--roots", type=int, default=16, help="bfs: search keys (the Graph500 rule)")
+    parser.add_argument("--grid-side", type=int, default=1000, help="diameter: side of the shuffled grid")
+    parser.add_argument("--path-length", type=int, default=100_000, help="diameter: vertices of the path")
     parser.add_argument("--peers", default=None, help="comma-separated peers to try (default: all of "
                                                       f"{', '.join(PEERS)}); SciPy always runs")
     parser.add_argument("--threads", type=int, default=None)
@@ -460,7 +522,7 @@ def main(argv=None) -> int:
     if wanted is not None and wanted - set(PEERS):
         parser.error(f"argument --peers: expected names among {', '.join(PEERS)}, found {', '.join(sorted(wanted))}")
     peers = _peer_modules(wanted)
-    families = args.family or ["convert", "spmm", "bfs"]
+    families = args.family or ["convert", "spmm", "bfs", "diameter"]
     versions = ", ".join(f"{name} {getattr(module, '__version__', '?')}" for name, module in peers.items())
     note = (f"{numba.get_num_threads()} threads, {platform.machine()} {os.cpu_count()} cores, "
             f"graphkern {gk.__version__ if hasattr(gk, '__version__') else ''}, numba {numba.__version__}; {versions}")
@@ -482,6 +544,10 @@ def main(argv=None) -> int:
         print(f"# bfs: Graph500 Kronecker scale {args.bfs_scale}, symmetric, {args.roots} Graph500 search keys, "
               f"every graphkern tree validated; TEPS counts the input edges of the traversed component")
         results += bfs_family(args.bfs_scale, args.roots, args.repeat, peers)
+    if "diameter" in families:
+        print(f"# diameter: a {args.grid_side} x {args.grid_side} grid with shuffled ids and a path of "
+              f"{args.path_length:,} vertices, symmetric; every graphkern tree validated; each call timed whole")
+        results += diameter_family(args.grid_side, args.path_length, args.repeat, peers)
     print(format_table(results))
     if args.plot:
         for path in plot(results, args.plot, note):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._intrinsics import atomic_cas, popcount, prefetch_item
+from ._intrinsics import atomic_cas, popcount, prefetch_item, prefetch_item_for_write
 from ._simd import vand, vbits, vgather, vint, vload_at, vmask, vshl, vshr, vzero_lanes
 
 
@@ -227,6 +227,59 @@ def top_down_step_slots(indptr, indices, frontier, offsets, parents, levels, lev
     return scout
 
 
+@njit(cache=True)
+def top_down_serial_levels(indptr, indices, queue, count, parents, levels, visited, level, scout, edge_limit,
+                           edges_left, alpha, found_per_level):
+    """Top-down levels on one thread while the frontier's out-edges stay few: a FIFO queue in one call.
+
+    ``queue[:count]`` is the frontier at ``level`` and ``scout`` its out-edges. Each level appends the
+    vertices it claims after the frontier (a vertex enters the queue once, so ``queue`` of ``n`` items
+    always has room) and records how many in ``found_per_level``. Stops before a level whose frontier
+    has ``edge_limit`` out-edges or more (a parallel step pays off there), before one the
+    direction-optimizing rule would step bottom-up (``scout * alpha > edges_left``; ``alpha`` 0 never
+    does), when ``found_per_level`` is full, or when the frontier is empty. On a high-diameter graph
+    most levels hold a handful of vertices: one call for the whole run replaces a parallel kernel launch
+    and its Python round trip per level. Returns ``(start, count, level, scout, edges_left, levels_done)``:
+    the frontier left is ``queue[start:count]``."""
+    start = 0
+    done = 0
+    one64 = np.uint64(1)
+    while (count > start and done < found_per_level.size and scout < edge_limit
+           and not (alpha > 0 and scout * alpha > edges_left)):
+        edges_left -= scout
+        level += 1
+        end = count
+        scout = 0
+        for i in range(start, end):
+            # the queue holds the vertices to come (this level's, then the next level's found so far):
+            # fetch their row offsets and rows ahead, as the parallel steps do (_prefetch_rows_ahead)
+            if i + FRONTIER_AHEAD < count:
+                prefetch_item(indptr, queue[i + FRONTIER_AHEAD])
+            if i + ROW_START_AHEAD < count:
+                prefetch_item(indices, indptr[queue[i + ROW_START_AHEAD]])
+            if i + CLAIM_AHEAD < count:  # whose row came in by now: the parent and level it may write
+                k = queue[i + CLAIM_AHEAD]
+                for j in range(indptr[k], indptr[k + 1]):
+                    prefetch_item_for_write(parents, indices[j])
+                    prefetch_item_for_write(levels, indices[j])
+            u = queue[i]
+            for j in range(indptr[u], indptr[u + 1]):
+                v = indices[j]
+                w = v >> 6
+                bit = one64 << np.uint64(v & 63)
+                if not (visited[w] & bit):
+                    visited[w] |= bit
+                    parents[v] = u
+                    levels[v] = level
+                    queue[count] = v
+                    count += 1
+                    scout += indptr[v + 1] - indptr[v]
+        found_per_level[done] = count - end
+        done += 1
+        start = end
+    return start, count, level, scout, edges_left, done
+
+
 @njit(parallel=True, cache=True)
 def init_search(parents, levels, visited, source):
     for v in prange(parents.size):
@@ -246,6 +299,7 @@ def init_search(parents, levels, visited, source):
 # docs/performance.md).
 FRONTIER_AHEAD = 96
 ROW_START_AHEAD = 32
+CLAIM_AHEAD = 8
 
 
 @njit(inline="always")

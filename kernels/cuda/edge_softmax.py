@@ -115,7 +115,6 @@ def rows_kernel(acc: str):
 
     @cuda.jit
     def kernel(rows, indptr, eids, has_eids, logits, out, width):
-        scratch = cuda.shared.array(1, numba.float64)  # unused on a GPU (shuffles)
         lane = cuda.threadIdx.x % WARP
         sub = lane % width
         per_warp = WARP // width
@@ -134,8 +133,8 @@ def rows_kernel(acc: str):
                 end = indptr[v + 1]
             for h in range(H):
                 m, s = running(start + sub, end, width, eids, has_eids, logits, h)
-                top = ACC(group_max(m, scratch, width))
-                total = ACC(group_sum(rescaled(m, s, top), scratch, width))
+                top = ACC(group_max(m, width))
+                total = ACC(group_sum(rescaled(m, s, top), width))
                 write(start + sub, end, width, eids, has_eids, logits, out, h, top, inverse(total, top))
 
     return kernel
@@ -153,12 +152,12 @@ def hub_kernels(acc: str):
     ACC, running, rescaled, inverse, write = _device_functions(acc)
 
     @cuda.jit(device=True)
-    def block_pair(m, s, part_m, part_s, scratch):
+    def block_pair(m, s, part_m, part_s):
         """The block's ``(maximum, sum relative to it)`` from every thread's pair, in every thread."""
         lane = cuda.threadIdx.x % WARP
         warp = cuda.threadIdx.x // WARP
-        wm = ACC(group_max(m, scratch, WARP))
-        ws = ACC(group_sum(rescaled(m, s, wm), scratch, WARP))
+        wm = ACC(group_max(m, WARP))
+        ws = ACC(group_sum(rescaled(m, s, wm), WARP))
         if lane == 0:
             part_m[warp] = wm
             part_s[warp] = ws
@@ -177,7 +176,6 @@ def hub_kernels(acc: str):
 
     @block_jit(HUB_BLOCK)
     def partial(chunks, eids, has_eids, logits, chunk_max, chunk_sum):
-        scratch = cuda.shared.array(1, numba.float64)  # unused on a GPU (shuffles)
         part_m = cuda.shared.array(_HUB_WARPS, numba.float64)
         part_s = cuda.shared.array(_HUB_WARPS, numba.float64)
         t = cuda.threadIdx.x
@@ -187,7 +185,7 @@ def hub_kernels(acc: str):
             end = chunks[1, c]
             for h in range(H):
                 m, s = running(start + t, end, cuda.blockDim.x, eids, has_eids, logits, h)
-                top, total = block_pair(m, s, part_m, part_s, scratch)
+                top, total = block_pair(m, s, part_m, part_s)
                 if t == 0:
                     chunk_max[c, h] = top
                     chunk_sum[c, h] = total

@@ -20,7 +20,7 @@ import numba
 from numba import cuda
 
 from ..cpu.sddmm import OPS, target_codes  # noqa: F401  (the same names on both backends)
-from .launch import BLOCK, WARP
+from .launch import WARP
 from .warp import group_sum
 
 _OP_CODE = {"add": 0, "sub": 1, "mul": 2, "div": 3, "copy_lhs": 4, "copy_rhs": 5, "dot": 6}
@@ -86,7 +86,6 @@ def sddmm_kernel(op: str, pattern: tuple, acc: str):
 
         @cuda.jit
         def kernel(src, dst, eids, has_eids, L, R, lt, rt, B, D, RS, width, loff, roff, out):
-            scratch = cuda.shared.array(BLOCK, numba.float64)
             lane = cuda.threadIdx.x % WARP
             warp = cuda.grid(1) // WARP
             warps = cuda.gridsize(1) // WARP
@@ -123,7 +122,7 @@ def sddmm_kernel(op: str, pattern: tuple, acc: str):
                         while t < RS:
                             p0 += ACC(L[li, lb + t]) * ACC(R[ri, rb + t])
                             t += width
-                    total = group_sum((p0 + p1) + (p2 + p3), scratch, width)
+                    total = group_sum((p0 + p1) + (p2 + p3), width)
                     if valid and sub == 0:
                         out[e, k] = total
 

@@ -5,7 +5,7 @@ value with that of lane ``lane ^ off`` (``shfl_xor_sync``), in the value's own t
 float32). ``group_sum`` adds; ``group_max`` takes the partner's value only when it is greater, so a NaN
 never wins a comparison and lanes of a group holding a NaN may end with different values (each lane's
 result depends on the path the butterfly takes to it). Sums end equal on every lane: each step adds the
-same two values on both partners. ``scratch`` is unused (kept so callers need not know the target).
+same two values on both partners.
 
 numba-cuda's simulator has no warp primitives. There each lane publishes its value to its group's slots,
 the group meets at a barrier of exactly its lanes (the simulator's stand-in for ``syncwarp``), and every
@@ -122,17 +122,17 @@ if SIMULATED:
         return np.where(other > vals, other, vals)
 
     @cuda.jit(device=True)
-    def group_sum(val, scratch, width):
+    def group_sum(val, width):
         return _butterfly("group_sum", val, width, _add)
 
     @cuda.jit(device=True)
-    def group_max(val, scratch, width):
+    def group_max(val, width):
         return _butterfly("group_max", val, width, _max)
 
 else:
 
     @cuda.jit(device=True)
-    def group_sum(val, scratch, width):
+    def group_sum(val, width):
         off = width // 2
         while off > 0:
             val += cuda.shfl_xor_sync(FULL_MASK, val, off)
@@ -140,7 +140,7 @@ else:
         return val
 
     @cuda.jit(device=True)
-    def group_max(val, scratch, width):
+    def group_max(val, width):
         off = width // 2
         while off > 0:
             other = cuda.shfl_xor_sync(FULL_MASK, val, off)

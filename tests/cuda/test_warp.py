@@ -53,14 +53,14 @@ def model(values: np.ndarray, op: str) -> np.ndarray:
 def _sum_kernel(values, widths, out):
     i = cuda.grid(1)
     for j in range(widths.size):  # every thread reaches every call: the calls stay warp-uniform
-        out[j, i] = group_sum(values[j, i], values, widths[j])
+        out[j, i] = group_sum(values[j, i], widths[j])
 
 
 @cuda.jit
 def _max_kernel(values, widths, out):
     i = cuda.grid(1)
     for j in range(widths.size):
-        out[j, i] = group_max(values[j, i], values, widths[j])
+        out[j, i] = group_max(values[j, i], widths[j])
 
 
 def run(op: str, values: np.ndarray, shape) -> np.ndarray:
@@ -162,7 +162,7 @@ class TestSimulatorPreconditions:
         @cuda.jit
         def kernel(out):
             i = cuda.grid(1)
-            out[i] = group_sum(out[i], out, 3)
+            out[i] = group_sum(out[i], 3)
 
         with pytest.raises(ValueError, match="width must be one of"):
             kernel[1, 32](cuda.to_device(np.ones(32, np.float32)))
@@ -171,7 +171,7 @@ class TestSimulatorPreconditions:
         @cuda.jit
         def kernel(out):
             i = cuda.grid(1)
-            out[i] = group_sum(out[i], out, 32)
+            out[i] = group_sum(out[i], 32)
 
         with pytest.raises(TypeError, match="shfl_xor_sync moves"):
             kernel[1, 32](cuda.to_device(np.ones(32, np.float16)))
@@ -182,7 +182,7 @@ class TestSimulatorPreconditions:
             i = cuda.grid(1)
             if i == 0:
                 raise ValueError("lane 0 fails")
-            out[i] = group_sum(out[i], out, 32)
+            out[i] = group_sum(out[i], 32)
 
         with pytest.raises(ValueError, match="lane 0 fails"):
             kernel[1, 32](cuda.to_device(np.ones(32, np.float32)))

@@ -1,8 +1,13 @@
 """Text parsing compiled for the CPU: whitespace/comma separated edge lists, in parallel chunks.
 
-A line is data when its first non-blank character is a digit, a sign or a decimal point; lines starting
-with '#' or '%' are comments and any other line (a CSV header, say) is skipped. Fields are separated by
-any run of spaces, tabs, commas or semicolons.
+Every line that is not blank and does not start with '#' or '%' (after blanks) is a data line; the
+caller skips an optional header line by starting the first chunk after it. Fields are separated by any
+run of spaces, tabs, carriage returns, commas or semicolons. Ids must be integers that fit in int64 (an
+overflow is a malformed line). Values are parsed exactly when Clinger's fast path applies (at most 19
+significant digits, mantissa <= 2**53 and a decimal exponent of at most 22 in magnitude: one correctly
+rounded multiply or divide by an exact power of ten); any other token is flagged and its byte offset
+stored in its slot so the caller converts it with Python's ``float()``, which makes every value
+bit-identical to ``float()`` of its text.
 """
 
 from __future__ import annotations
@@ -12,16 +17,14 @@ from numba import njit, prange
 
 _NEWLINE = 10
 _CR = 13
+_INT64_MAX = np.int64(2**63 - 1)
+# exact powers of ten (every one up to 1e22 is representable without rounding)
+_POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
 
 
 @njit(inline="always")
 def _is_sep(c):
     return c == 32 or c == 9 or c == 44 or c == 59 or c == _CR
-
-
-@njit(inline="always")
-def _starts_number(c):
-    return (48 <= c <= 57) or c == 45 or c == 43 or c == 46
 
 
 @njit(cache=True)
@@ -41,9 +44,9 @@ def chunk_bounds(buf, parts):
 
 @njit(inline="always")
 def _line_is_data(buf, i, end):
-    while i < end and (buf[i] == 32 or buf[i] == 9):
+    while i < end and (buf[i] == 32 or buf[i] == 9 or buf[i] == _CR):
         i += 1
-    return i < end and _starts_number(buf[i])
+    return i < end and buf[i] != 35 and buf[i] != 37
 
 
 @njit(parallel=True, cache=True)
@@ -64,19 +67,25 @@ def count_data_lines(buf, bounds, counts):
 
 @njit(inline="always")
 def _parse_int(buf, i, end):
+    """(value, next index, ok); not ok on no digits, a fractional part or a value beyond int64."""
     neg = False
     if buf[i] == 45:
         neg = True
         i += 1
     elif buf[i] == 43:
         i += 1
-    v = 0
+    v = np.int64(0)
     ok = False
+    overflow = False
     while i < end and 48 <= buf[i] <= 57:
-        v = v * 10 + (buf[i] - 48)
+        d = np.int64(buf[i] - 48)
+        if v > (_INT64_MAX - d) // 10:
+            overflow = True
+        else:
+            v = v * 10 + d
         i += 1
         ok = True
-    # a value like "12.0" is still an integer id; a fractional one is rejected by the caller
+    # a value like "12.0" is still an integer id; a fractional one is rejected
     frac = False
     if i < end and buf[i] == 46:
         i += 1
@@ -84,55 +93,94 @@ def _parse_int(buf, i, end):
             if buf[i] != 48:
                 frac = True
             i += 1
-    return (-v if neg else v), i, ok and not frac
+    return (-v if neg else v), i, ok and not frac and not overflow
 
 
 @njit(inline="always")
 def _parse_float(buf, i, end):
+    """(value, next index, exact): exact is False when the token needs Python's float()."""
+    start = i
     neg = False
-    if buf[i] == 45:
+    if i < end and buf[i] == 45:
         neg = True
         i += 1
-    elif buf[i] == 43:
+    elif i < end and buf[i] == 43:
         i += 1
-    v = 0.0
-    ok = False
+    m = np.uint64(0)
+    sig = 0          # significant digits taken into m
+    dropped = False  # a non-zero digit beyond 19 significant ones
+    exp10 = 0
+    got = False
     while i < end and 48 <= buf[i] <= 57:
-        v = v * 10.0 + (buf[i] - 48)
+        d = buf[i] - 48
+        got = True
+        if sig < 19:
+            if m != 0 or d != 0:
+                m = m * np.uint64(10) + np.uint64(d)
+                sig += 1
+        else:
+            exp10 += 1
+            if d != 0:
+                dropped = True
         i += 1
-        ok = True
     if i < end and buf[i] == 46:
         i += 1
-        scale = 0.1
         while i < end and 48 <= buf[i] <= 57:
-            v += (buf[i] - 48) * scale
-            scale *= 0.1
+            d = buf[i] - 48
+            got = True
+            if sig < 19:
+                if m != 0 or d != 0:
+                    m = m * np.uint64(10) + np.uint64(d)
+                    sig += 1
+                exp10 -= 1
+            elif d != 0:
+                dropped = True
             i += 1
-            ok = True
-    if ok and i < end and (buf[i] == 101 or buf[i] == 69):
+    exact = got
+    if got and i < end and (buf[i] == 101 or buf[i] == 69):
         j = i + 1
         eneg = False
         if j < end and (buf[j] == 45 or buf[j] == 43):
             eneg = buf[j] == 45
             j += 1
         e = 0
-        got = False
+        edig = False
         while j < end and 48 <= buf[j] <= 57:
-            e = e * 10 + (buf[j] - 48)
+            if e < 100000:
+                e = e * 10 + (buf[j] - 48)
             j += 1
-            got = True
-        if got:
-            v = v * 10.0 ** (-e if eneg else e)
-            i = j
-    return (-v if neg else v), i, ok
+            edig = True
+        if not edig:
+            exact = False
+        exp10 += -e if eneg else e
+        i = j
+    # the token must end at a separator or the end of the line, else float() decides
+    if i < end and not _is_sep(buf[i]):
+        exact = False
+    if exact and (dropped or m > np.uint64(2**53)):
+        exact = False
+    if exact and m != 0 and (exp10 > 22 or exp10 < -22):
+        exact = False
+    if not exact:
+        while i < end and not _is_sep(buf[i]):
+            i += 1
+        return np.float64(start), i, False
+    v = np.float64(m)
+    if m != 0:
+        if exp10 > 0:
+            v = v * _POW10[exp10]
+        elif exp10 < 0:
+            v = v / _POW10[-exp10]
+    return (-v if neg else v), i, True
 
 
 @njit(parallel=True, cache=True)
-def parse_edge_lines(buf, bounds, offsets, ids, extra, bad_line):
+def parse_edge_lines(buf, bounds, offsets, ids, extra, slow, bad_line):
     """Parse every data line into two integer ids and ``extra.shape[1]`` floats.
 
-    ``bad_line[t]`` gets the byte offset of the first malformed line of chunk ``t`` (or -1): too few or too many
-    fields, or an id that is not an integer.
+    ``bad_line[t]`` gets the byte offset of the first malformed line of chunk ``t`` (or -1): too few or too
+    many fields, or an id that is not an integer within int64. ``slow[row, k]`` is 1 when value ``k`` of the
+    row was not settled here; ``extra[row, k]`` then holds the token's byte offset.
     """
     num_extra = extra.shape[1]
     for t in prange(bounds.size - 1):
@@ -148,21 +196,25 @@ def parse_edge_lines(buf, bounds, offsets, ids, extra, bad_line):
             if _line_is_data(buf, i, line_end):
                 j = i
                 ok = True
+                for f in range(num_extra):
+                    slow[row, f] = 0
                 for f in range(2 + num_extra):
                     while j < line_end and (_is_sep(buf[j])):
                         j += 1
-                    if j >= line_end or not _starts_number(buf[j]):
+                    if j >= line_end:
                         ok = False
                         break
                     if f < 2:
                         v, j, good = _parse_int(buf, j, line_end)
                         ids[row, f] = v
+                        if not good:
+                            ok = False
+                            break
                     else:
                         x, j, good = _parse_float(buf, j, line_end)
                         extra[row, f - 2] = x
-                    if not good:
-                        ok = False
-                        break
+                        if not good:
+                            slow[row, f - 2] = 1
                 if ok:  # nothing but separators may follow the last field
                     while j < line_end and _is_sep(buf[j]):
                         j += 1

@@ -111,3 +111,18 @@ def test_chunked_parse_matches_float(tmp_path):
     g = gk.graph.read_edgelist(path, progress=False)
     np.testing.assert_array_equal(g.edata["weight"].view(np.uint64),
                                   np.array([float(t) for t in w]).view(np.uint64))
+
+
+def test_eisel_lemire_range_matches_float(tmp_path):
+    # up to 19 significant digits with exponents beyond Clinger's +-22: the compiled Eisel-Lemire step,
+    # plus the subnormal and overflow edges it hands to float()
+    rng = np.random.default_rng(5)
+    digits = rng.integers(1, 20, 60_000)
+    mant = ["".join(map(str, rng.integers(0, 10, d))) for d in digits]
+    exps = rng.integers(-345, 313, 60_000)
+    toks = [f"{m}e{e}" if i % 2 else f"{m[:1]}.{m[1:]}e{e}" for i, (m, e) in enumerate(zip(mant, exps))]
+    toks += [str(int(x)) for x in rng.integers(2**53, 2**63, 5_000, dtype=np.int64)]
+    path = tmp_path / "el.txt"
+    path.write_text("".join(f"0 1 {t}\n" for t in toks) + "0 1 0.5\n")
+    got = gk.graph.read_edgelist(path).edata["weight"][: len(toks)]
+    np.testing.assert_array_equal(got.view(np.uint64), np.array([float(t) for t in toks]).view(np.uint64))

@@ -12,6 +12,8 @@ bit-identical to ``float()`` of its text.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -20,6 +22,93 @@ _CR = 13
 _INT64_MAX = np.int64(2**63 - 1)
 # exact powers of ten (every one up to 1e22 is representable without rounding)
 _POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)
+
+
+def _pow5_128():
+    """128-bit truncated 5**q for q in -342..308, normalized so the top bit is set (high, low words).
+
+    For q < 0 it is 2**b // 5**-q + 1 (rounded up), as the Eisel-Lemire algorithm requires.
+    """
+    rows = []
+    for q in range(-342, 309):
+        if q < 0:
+            p5 = 5 ** -q
+            z = p5.bit_length()
+            b = z + 127 if q >= -27 else 2 * z + 128
+            c = 2**b // p5 + 1
+            while c >= 1 << 128:
+                c //= 2
+        else:
+            c = 5**q
+            while c < 1 << 127:
+                c *= 2
+            while c >= 1 << 128:
+                c //= 2
+        rows.append((c >> 64, c & ((1 << 64) - 1)))
+    return np.array(rows, dtype=np.uint64)
+
+
+_POW5 = _pow5_128()
+_U32 = np.uint64(32)
+_MASK32 = np.uint64(0xFFFFFFFF)
+
+
+@njit(inline="always")
+def _mul128(a, b):
+    """(low, high) 64-bit words of the 128-bit product of two uint64."""
+    a_lo = a & _MASK32
+    a_hi = a >> _U32
+    b_lo = b & _MASK32
+    b_hi = b >> _U32
+    p0 = a_lo * b_lo
+    p1 = a_lo * b_hi
+    p2 = a_hi * b_lo
+    p3 = a_hi * b_hi
+    mid = (p0 >> _U32) + (p1 & _MASK32) + (p2 & _MASK32)
+    lo = (p0 & _MASK32) | (mid << _U32)
+    hi = p3 + (p1 >> _U32) + (p2 >> _U32) + (mid >> _U32)
+    return lo, hi
+
+
+@njit(inline="always")
+def _eisel_lemire(w, q):
+    """(value, ok) of w * 10**q for a non-zero exact mantissa w; not ok when it cannot decide or the
+    result is subnormal or out of range (the caller then uses float())."""
+    if q < -325 or q > 308:
+        return 0.0, False
+    lz = 0
+    while (w >> np.uint64(63)) == np.uint64(0):
+        w = w << np.uint64(1)
+        lz += 1
+    hi_t = _POW5[q + 342, 0]
+    lo_t = _POW5[q + 342, 1]
+    lower, upper = _mul128(w, hi_t)
+    full = np.uint64(0x1FF)
+    if (upper & full) == full and lower + w < lower:
+        product_low, product_middle2 = _mul128(w, lo_t)
+        product_middle = lower + product_middle2
+        if product_middle < lower:
+            upper = upper + np.uint64(1)
+        if product_middle + np.uint64(1) == np.uint64(0) and (upper & full) == full \
+                and product_low + w < product_low:
+            return 0.0, False
+        lower = product_middle
+    upperbit = upper >> np.uint64(63)
+    mantissa = upper >> (upperbit + np.uint64(9))
+    lz += 1 - np.int64(upperbit)
+    if lower == np.uint64(0) and (upper & full) == np.uint64(0) and (mantissa & np.uint64(3)) == np.uint64(1):
+        return 0.0, False
+    mantissa = mantissa + (mantissa & np.uint64(1))
+    mantissa = mantissa >> np.uint64(1)
+    if mantissa >= np.uint64(1 << 53):
+        mantissa = np.uint64(1 << 52)
+        lz -= 1
+    real_exponent = (((152170 + 65536) * q) >> 16) + 1024 + 63 - lz
+    if real_exponent < 1 or real_exponent > 2046:
+        return 0.0, False
+    # mantissa holds the 53 significant bits (implicit one included): exact in a double, and ldexp
+    # by the binary exponent is exact for normal results
+    return math.ldexp(np.float64(mantissa), real_exponent - 1023 - 52), True
 
 
 @njit(inline="always")
@@ -157,10 +246,12 @@ def _parse_float(buf, i, end):
     # the token must end at a separator or the end of the line, else float() decides
     if i < end and not _is_sep(buf[i]):
         exact = False
-    if exact and (dropped or m > np.uint64(2**53)):
+    if exact and dropped:
         exact = False
-    if exact and m != 0 and (exp10 > 22 or exp10 < -22):
-        exact = False
+    if exact and m != 0 and (m > np.uint64(2**53) or exp10 > 22 or exp10 < -22):
+        v, exact = _eisel_lemire(m, exp10)
+        if exact:
+            return (-v if neg else v), i, True
     if not exact:
         while i < end and not _is_sep(buf[i]):
             i += 1

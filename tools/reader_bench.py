@@ -19,7 +19,7 @@ import pandas as pd
 import graphkern as gk
 
 
-def _generate(path, lines, weighted):
+def _generate(path, lines, weighted, fmt="%.6g"):
     if os.path.exists(path) and os.path.getsize(path) > 0:
         return
     rng = np.random.default_rng(0)
@@ -31,7 +31,7 @@ def _generate(path, lines, weighted):
             u = rng.integers(0, 4_000_000, k).astype(str)
             v = rng.integers(0, 4_000_000, k).astype(str)
             if weighted:
-                w = np.char.mod("%.6g", rng.random(k) * 100)
+                w = np.char.mod(fmt, rng.random(k) * 100)
                 rows = np.char.add(np.char.add(np.char.add(np.char.add(u, " "), v), " "), w)
             else:
                 rows = np.char.add(np.char.add(u, " "), v)
@@ -53,15 +53,15 @@ def main() -> None:
     lines = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     print(f"threads={numba.get_num_threads()} cpus={os.cpu_count()} load={os.getloadavg()}")
-    for weighted in (False, True):
-        path = f"/tmp/reader_bench_{3 if weighted else 2}_{lines}.txt"
-        _generate(path, lines, weighted)
+    for weighted, fmt in ((False, ""), (True, "%.6g"), (True, "%.17g")):
+        path = f"/tmp/reader_bench_{3 if weighted else 2}_{fmt[2:-1] or 0}_{lines}.txt"
+        _generate(path, lines, weighted, fmt)
         dtype = {0: np.int64, 1: np.int64, 2: np.float64} if weighted else {0: np.int64, 1: np.int64}
         t_gk = _time(lambda: gk.graph.read_edgelist(path, num_nodes=4_000_000, progress=False), repeats)
         t_pd = _time(lambda: pd.read_csv(path, sep=" ", header=None, comment="#", dtype=dtype, engine="c"),
                      repeats)
         size = os.path.getsize(path) / 2**20
-        print(f"{'with' if weighted else 'without'} weight: {lines} lines, {size:.0f} MiB: "
+        print(f"{'with ' + fmt if weighted else 'without'} weight: {lines} lines, {size:.0f} MiB: "
               f"graphkern {t_gk:.3f} s, pandas {t_pd:.3f} s, graphkern/pandas = {t_gk / t_pd:.2f} "
               f"(load after: {os.getloadavg()})", flush=True)
 

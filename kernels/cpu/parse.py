@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 from numba import njit, prange
+from numba.cpython.unsafe.numbers import leading_zeros
 
 _NEWLINE = 10
 _CR = 13
@@ -76,10 +77,8 @@ def _eisel_lemire(w, q):
     result is subnormal or out of range (the caller then uses float())."""
     if q < -325 or q > 308:
         return 0.0, False
-    lz = 0
-    while (w >> np.uint64(63)) == np.uint64(0):
-        w = w << np.uint64(1)
-        lz += 1
+    lz = np.int64(leading_zeros(w))  # one instruction (w is non-zero)
+    w = w << np.uint64(lz)
     hi_t = _POW5[q + 342, 0]
     lo_t = _POW5[q + 342, 1]
     lower, upper = _mul128(w, hi_t)

@@ -7,68 +7,34 @@ import os
 import numpy as np
 
 from .._validate import check_int_scalar
-from ..kernels.cpu import parse as _parse
+from . import _edgelist_text as _text
 
 __all__ = ["read_edgelist", "read_mtx", "save", "load"]
 
-# Files above this size (about 10**7 edge lines) are read with a progress bar.
-PROGRESS_MIN_BYTES = 200 << 20
-_READ_BLOCK = 64 << 20
-
-
-def _read_bytes(path, progress) -> np.ndarray:
-    size = os.path.getsize(path)
-    if progress is None:
-        progress = size >= PROGRESS_MIN_BYTES
-    buf = np.empty(size, dtype=np.uint8)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=size, desc=f"reading {os.path.basename(path)}", unit="B", unit_scale=True, leave=False)
-    with open(path, "rb") as fh:
-        view = memoryview(buf)
-        pos = 0
-        while pos < size:
-            got = fh.readinto(view[pos : pos + _READ_BLOCK])
-            if not got:
-                break
-            pos += got
-            if bar is not None:
-                bar.update(got)
-    if bar is not None:
-        bar.close()
-    return buf[:pos]
-
-
-def _first_lines(buf: np.ndarray, limit: int = 64) -> list[str]:
-    head = bytes(buf[: 1 << 16]).decode("utf-8", errors="replace")
-    return head.splitlines()[:limit]
-
-
-def _column_layout(buf: np.ndarray):
-    """(number of fields of the first data line, header names or None)."""
-    header = None
-    for line in _first_lines(buf):
-        stripped = line.strip()
-        if not stripped or stripped[0] in "#%":
-            continue
-        fields = [f for f in stripped.replace(",", " ").replace(";", " ").split() if f]
-        if stripped[0].isdigit() or stripped[0] in "+-.":
-            return len(fields), header
-        header = fields
-    return 2, header
+PROGRESS_MIN_BYTES = _text.PROGRESS_MIN_BYTES
 
 
 def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_nodes=None, idtype=None,
                   data_names=None, progress=None):
     """Read a SNAP-style edge list (or a CSV of edges) into a :class:`~graphkern.Graph`.
 
-    Lines starting with ``#`` or ``%`` are comments; a non-numeric first line is a header whose names
-    label the extra columns. Fields are separated by spaces, tabs, commas or semicolons. The first two
-    columns are the source and destination ids; every further column becomes ``g.edata[name]`` (indexed
-    by edge id, int64 when every value is integral, else float64), named by the header, by
-    ``data_names``, or ``"weight"`` for a single third column (``"col2"``, ``"col3"``, ... otherwise).
+    The format is strict, and every problem is a ``ValueError`` naming the file, the 1-based line
+    number and (truncated) the offending text:
+
+    * lines whose first non-blank character is ``#`` or ``%`` are comments; blank lines are skipped;
+    * fields are separated by runs of spaces, tabs, commas or semicolons;
+    * a header line is allowed only as the first non-comment line and only when none of its fields is
+      numeric; its names label the value columns;
+    * every other line is ``src dst`` followed by as many values as the first data line has: a line of
+      text, a missing or extra column, an id that is not an integer or is ``>= 2**63`` is refused;
+    * ids are non-negative integers (``12.0`` is read as 12); negative ids are refused unless
+      ``relabel=True`` compacts them; ids ``>= num_nodes`` are refused when ``num_nodes`` is given;
+    * values are parsed bit-identical to Python's ``float()`` of their text (exponents, any number of
+      digits, subnormals, ``inf``/``nan`` spellings that ``float()`` accepts).
+
+    Every value column becomes ``g.edata[name]`` (indexed by edge id, int64 when every value is
+    integral, else float64), named by the header, by ``data_names``, or ``"weight"`` for a single third
+    column (``"col2"``, ``"col3"``, ... otherwise).
 
     Parameters
     ----------
@@ -81,8 +47,21 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
         the reverse of edge ``i``'s line, in line order).
     num_nodes : int, optional
         Node count (default: largest id + 1).
+    idtype : numpy dtype, optional
+        Id dtype of the graph (see :meth:`~graphkern.Graph.from_coo`).
+    data_names : sequence of str, optional
+        Names of the value columns (overrides the header).
     progress : bool, optional
         Progress bar for reading; by default for files above ~200 MB.
+
+    Returns
+    -------
+    Graph
+
+    Raises
+    ------
+    ValueError
+        On any malformed line (with its number and text), an id overflow, or ids out of range.
 
     Examples
     --------
@@ -92,31 +71,20 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
     >>> g = gk.graph.read_edgelist(path)
     >>> g.num_edges, g.edata["weight"].tolist()
     (2, [0.5, 2.5])
+    >>> _ = open(path, "w").write("0 1\\nx7 12\\n")
+    >>> gk.graph.read_edgelist(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: argument 'path': line 2 of ...: 'x7 12'
     """
     from .graph import Graph
 
     path = os.fspath(path)
-    buf = _read_bytes(path, progress)
-    num_fields, header = _column_layout(buf)
-    if num_fields < 2:
-        raise ValueError(f"argument 'path': expected at least two columns (source, destination) in {path}")
-    num_extra = num_fields - 2
-    parts = max(1, min(os.cpu_count() or 1, buf.size >> 20))
-    bounds = _parse.chunk_bounds(buf, parts)
-    counts = np.empty(parts, dtype=np.int64)
-    _parse.count_data_lines(buf, bounds, counts)
-    offsets = np.zeros(parts + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    num_lines = int(offsets[-1])
-    ids = np.empty((num_lines, 2), dtype=np.int64)
-    extra = np.empty((num_lines, num_extra), dtype=np.float64)
-    bad = np.empty(parts, dtype=np.int64)
-    _parse.parse_edge_lines(buf, bounds, offsets, ids, extra, bad)
-    if (bad >= 0).any():
-        at = int(bad[bad >= 0].min())
-        line_no = int(np.count_nonzero(buf[:at] == 10)) + 1
-        raise ValueError(f"argument 'path': line {line_no} of {path} is not 'src dst [values...]' with "
-                         f"{num_fields} numeric fields and integer ids")
+    if num_nodes is not None:
+        num_nodes = check_int_scalar("num_nodes", num_nodes, low=0)
+    buf = _text.read_bytes(path, progress)
+    ids, extra, header, num_extra = _text.parse(path, buf)
+    num_lines = ids.shape[0]
     src, dst = ids[:, 0], ids[:, 1]
     node_ids = None
     if relabel:
@@ -130,8 +98,6 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
         back = src != dst
         src, dst = np.concatenate([src, dst[back]]), np.concatenate([dst, src[back]])
         columns = {k: np.concatenate([v, v[back]]) for k, v in columns.items()}
-    if num_nodes is not None:
-        num_nodes = check_int_scalar("num_nodes", num_nodes, low=0)
     g = Graph.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype)
     g.edata.update(columns)
     if node_ids is not None:

@@ -33,7 +33,7 @@ def test_relabel_and_undirected(tmp_path):
 
 
 @pytest.mark.parametrize("text, line", [
-    ("0 1\n1\n", 2), ("0 1\n1 2 3\n", 2), ("0 1\n1.5 2\n", 2), ("0 1\nx y\n2 z\n", 3)])
+    ("0 1\n1\n", 2), ("0 1\n1 2 3\n", 2), ("0 1\n1.5 2\n", 2), ("0 1\nx y\n2 z\n", 2)])
 def test_malformed_lines_name_the_line(tmp_path, text, line):
     path = _write(tmp_path, text)
     with pytest.raises(ValueError, match=f"line {line} of"):

@@ -20,6 +20,7 @@ from ._cuda import to_host
 from ._validate import check_choice, check_int_scalar
 from .dispatch import Plan, how_to_build, plan, register_planner
 from .dispatch import csc_rows_sorted as _csc_rows_sorted
+from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import bfs as _bfs
 
 __all__ = ["bfs", "BFSResult", "ALGORITHMS"]
@@ -120,6 +121,7 @@ def _check_graph(g):
                          f"destinations")
 
 
+@holding_graph_lock  # a DynamicGraph: no batch rewrites its packed arrays mid-search
 def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, alpha: float = ALPHA,
         beta: float = BETA, batch: bool | None = None):
     """Breadth-first search from ``source`` (or from each of ``sources``), along out-edges.

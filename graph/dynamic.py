@@ -15,6 +15,8 @@ the GPU twin (graph/dynamic_cuda.py).
 
 from __future__ import annotations
 
+import functools
+import threading
 import weakref
 
 import numpy as np
@@ -66,6 +68,7 @@ PARALLEL_SORT_MIN = 1 << 18
 # keys sampled to pick the pivot that splits a big batch for its two sorting threads
 SORT_PIVOT_SAMPLE = 1024
 _SORT_THREADS = None
+_SORT_THREADS_LOCK = threading.Lock()
 # batches from this size on update the out- and in-degrees on two threads (kernels/cpu/gpma.py,
 # add_degrees_split); below it a parallel region costs more than it saves
 SPLIT_DEGREES_MIN = 1 << 16
@@ -81,11 +84,41 @@ def _add_degrees(keys, out_deg, in_deg, delta: int) -> None:
 
 def _sort_threads():
     global _SORT_THREADS
-    if _SORT_THREADS is None:
-        from concurrent.futures import ThreadPoolExecutor
+    with _SORT_THREADS_LOCK:  # two graphs' first big batches on two threads make one pool, not two
+        if _SORT_THREADS is None:
+            from concurrent.futures import ThreadPoolExecutor
 
-        _SORT_THREADS = ThreadPoolExecutor(2, thread_name_prefix="graphkern-sort")
+            _SORT_THREADS = ThreadPoolExecutor(2, thread_name_prefix="graphkern-sort")
     return _SORT_THREADS
+
+
+def serialized(method):
+    """Run ``method`` holding its object's ``_lock`` (a re-entrant lock): a batch rewrites the packed
+    arrays in place and may swap them for new ones, so a reader running beside it would index arrays
+    of another layout (out of bounds in compiled code)."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
+def holding_graph_lock(func):
+    """Run ``func(g, ...)`` holding ``g``'s lock when ``g`` (the first argument, or ``g=``) is a
+    DynamicGraph: kernels that read its packed arrays, or build its snapshot, then see one batch's
+    state from start to end. Other graphs run as they are."""
+
+    @functools.wraps(func)
+    def locked(*args, **kwargs):
+        g = args[0] if args else kwargs.get("g")
+        if isinstance(g, DynamicGraph):
+            with g._lock:
+                return func(*args, **kwargs)
+        return func(*args, **kwargs)
+
+    return locked
 
 
 def _fls(x: int) -> int:
@@ -129,6 +162,15 @@ class DynamicGraph:
     >>> snap = dg.snapshot()
     >>> snap.csr().indices.tolist(), snap.csr().eids.tolist(), dg.max_edge_id
     ([1, 1], [0, 2], 3)
+
+    Notes
+    -----
+    Thread-safe: calls on one graph are serialized. Every method that reads or writes the storage
+    (:meth:`apply`, :meth:`snapshot`, :meth:`edges`, :meth:`contains`, the degree queries) holds the
+    graph's re-entrant lock, and so do the kernels that take the graph itself (``gk.spmm``,
+    ``gk.sddmm``, ``gk.edge_softmax``, ``gk.bfs``, the ``graphkern.torch`` functions and layers) and
+    :meth:`IncrementalBFS.update <graphkern.IncrementalBFS.update>`. Calls on different graphs run
+    side by side.
     """
 
     def __new__(cls, num_nodes: int = 0, *, backend=None):
@@ -158,6 +200,7 @@ class DynamicGraph:
                               f"working memory on {self._device}, which has {free / 2**30:.1f} GiB free; split it")
 
     def __init__(self, num_nodes: int, *, backend=None):
+        self._lock = threading.RLock()  # serializes every call that reads or writes the storage
         self._n = n = self._check_nodes(num_nodes)
         self._device = "cpu"
         self._watchers = weakref.WeakSet()  # change logs of incremental algorithms (IncrementalBFS)
@@ -179,18 +222,22 @@ class DynamicGraph:
         return self._n
 
     @property
+    @serialized
     def num_edges(self) -> int:
         """Live edges."""
         return self._live
 
     @property
+    @serialized
     def max_edge_id(self) -> int:
         """Every live edge id is below this bound (ids freed by deletions are reused first)."""
         return self._next_id
 
+    @serialized
     def out_degrees(self) -> np.ndarray:
         return self._out_deg.copy()
 
+    @serialized
     def in_degrees(self) -> np.ndarray:
         return self._in_deg.copy()
 
@@ -227,6 +274,7 @@ class DynamicGraph:
         self._check_batch_memory(name, src.size)
         return src, dst
 
+    @serialized
     def apply(self, insert=None, delete=None) -> dict:
         """Apply one batch: the deletions, then the insertions. Deleting an absent edge, inserting an
         existing one and repeats inside the batch are counted no-ops. Returns the effective counts.
@@ -291,9 +339,11 @@ class DynamicGraph:
         for log in self._watchers:
             log.append(inserted, deleted)
 
+    @serialized
     def _watch(self, log) -> None:
         self._watchers.add(log)
 
+    @serialized
     def contains(self, src, dst) -> np.ndarray:
         """Whether each ``src[i] -> dst[i]`` is a live edge (a bool array)."""
         src, dst = self._batch("edges", (src, dst))
@@ -433,6 +483,7 @@ class DynamicGraph:
             self._rebuild(*self._live_elements())
 
     # ------------------------------------------------------------------ readers
+    @serialized
     def edges(self):
         """``(src, dst, eids)`` of the live edges in key order (by source, then destination)."""
         csr = self._csr()
@@ -448,6 +499,7 @@ class DynamicGraph:
             _pma.forward_csr(self._keys, self._eids, self._row_off, indptr, indices, eids)
         return indptr, indices, eids
 
+    @serialized
     def snapshot(self, *, csc: bool = False):
         """The graph now, as a :class:`~graphkern.Graph`: its CSR from the packed order, edge ids the
         stable ids (``num_edge_ids == max_edge_id``); the reverse (CSC) is built by the stable count sort
@@ -486,6 +538,7 @@ class DynamicGraph:
         self._snapshot_cache = (self._version, snap)
         return snap
 
+    @serialized
     def cached_snapshot(self):
         """The snapshot taken since the last change, or None (a kernel called on the DynamicGraph then
         builds it, except BFS, which walks the packed arrays)."""
@@ -503,6 +556,7 @@ class DynamicGraph:
         return self._n
 
     @property
+    @serialized
     def num_edge_ids(self) -> int:
         """Rows of an edge-feature array: :attr:`max_edge_id`."""
         return self._next_id

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _cuda
 from ..kernels.cpu.gpma import WALL_LOW as K_WALL_LOW
-from .dynamic import DynamicGraph, _layout
+from .dynamic import DynamicGraph, _layout, serialized
 
 
 def _grid(n):
@@ -103,12 +103,17 @@ def _run_warm_up():
 
 
 class CudaDynamicGraph(DynamicGraph):
-    """The GPU twin of :class:`~graphkern.DynamicGraph` (made by ``DynamicGraph(n, backend="cuda")``)."""
+    """The GPU twin of :class:`~graphkern.DynamicGraph` (made by ``DynamicGraph(n, backend="cuda")``).
+
+    Thread-safe: calls on one graph are serialized (the same re-entrant lock as the CPU class: a batch's
+    kernels and a reader's never interleave on one graph's device arrays).
+    """
 
     def __init__(self, num_nodes: int, *, backend=None):
         from ..kernels.cuda import gpma as K
 
         _cuda.require_cuda()
+        self._lock = threading.RLock()  # serializes every call that reads or writes the storage
         self._n = self._check_nodes(num_nodes)
         self._device = "cuda"
         self._watchers = weakref.WeakSet()  # change logs of incremental searches (IncrementalBFS)
@@ -127,9 +132,11 @@ class CudaDynamicGraph(DynamicGraph):
         self._rebuild(walls, _cuda.full(self._n, int(K.EMPTY), np.int64))
         _warm_up()
 
+    @serialized
     def out_degrees(self):
         return self._copy(self._out_deg)
 
+    @serialized
     def in_degrees(self):
         return self._copy(self._in_deg)
 
@@ -183,6 +190,7 @@ class CudaDynamicGraph(DynamicGraph):
         src, dst = super()._batch(name, pair)  # checked on the host, then copied once
         return _cuda.to_device(name, src), _cuda.to_device(name, dst)
 
+    @serialized
     def contains(self, src, dst):
         """Whether each ``src[i] -> dst[i]`` is a live edge (a bool device array)."""
         from ..kernels.cuda import gpma as K
@@ -378,6 +386,7 @@ class CudaDynamicGraph(DynamicGraph):
         indices, eids = self._survivors(True, self._live, int(K_WALL_LOW), dtype)
         return indptr, indices, eids
 
+    @serialized
     def edges(self):
         """``(src, dst, eids)`` of the live edges in key order, as device arrays."""
         from ..kernels.cuda.sort import expand_indptr
@@ -385,6 +394,7 @@ class CudaDynamicGraph(DynamicGraph):
         indptr, indices, eids = self._csr()
         return expand_indptr(indptr, _cuda.empty(indices.size, np.int64)), indices, eids
 
+    @serialized
     def snapshot(self, *, csc: bool = False):
         """The graph now as a device :class:`~graphkern.Graph` (CSR from the packed order, stable ids);
         ``csc=True`` also builds its CSC (by the device count sort) before returning.

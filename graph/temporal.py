@@ -29,9 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import as_index_array, check_int_scalar
+from .._validate import as_index_array, check_ids_in_range, check_int_scalar, check_real_scalar
 
 __all__ = ["read_temporal_edges", "sliding_window_diffs", "TemporalDiffs", "TemporalGraph"]
+
+# node ids are int64 and not negative
+_ID_BOUND = int(np.iinfo(np.int64).max)
 
 
 def read_temporal_edges(path, *, relabel: bool = True):
@@ -122,20 +125,37 @@ def sliding_window_diffs(src, dst, *, base: int, step: int | None = None, percen
     if src.size != dst.size:
         raise ValueError(f"arguments 'src' and 'dst': expected equal lengths, found {src.size} and {dst.size}")
     base = check_int_scalar("base", base, low=1, high=max(src.size, 1))
+    check_ids_in_range("src", src, _ID_BOUND)
+    check_ids_in_range("dst", dst, _ID_BOUND)
     if (step is None) == (percent_change is None):
         raise ValueError("arguments 'step' and 'percent_change': give exactly one of them")
-    delta = check_int_scalar("step", step, low=1) if step is not None else int(base * float(percent_change) / 200)
-    if delta < 1:
-        raise ValueError(f"argument 'percent_change': the window would not move (base * p / 200 = {delta})")
+    if step is not None:
+        delta = check_int_scalar("step", step, low=1)
+    else:
+        p = check_real_scalar("percent_change", percent_change, low=0, low_open=True)
+        delta = int(base * p / 200)
+        if delta < 1:
+            raise ValueError(f"argument 'percent_change': the window would not move (int(base * p / 200) = "
+                             f"int({base} * {p} / 200) = {delta}); expected p >= {200 / base:g} for base={base}")
     fit = 1 + (src.size - base) // delta
     T = fit if num_steps is None else min(check_int_scalar("num_steps", num_steps, low=1), fit)
-    width = np.int64(max(int(dst.max()) + 1 if dst.size else 1, 1))
-    keys = src * width + dst
-    uniq, ids = np.unique(keys, return_inverse=True)
-    counts = np.bincount(ids[:base], minlength=uniq.size)
+    width = max(int(dst.max()) + 1 if dst.size else 1, 1)
+    top = int(src.max()) if src.size else 0
+    if (top + 1) * width - 1 <= _ID_BOUND:  # Python ints: the check itself cannot overflow
+        # one int64 key per edge, src * width + dst: the fast path, exact while the largest key fits
+        uniq, ids = np.unique(src * np.int64(width) + dst, return_inverse=True)
 
-    def split(k):
-        return k // width, k % width
+        def split(k):
+            return k // width, k % width
+    else:
+        # ids too large to share one int64 key (src * width would wrap and swap source and destination):
+        # the distinct (src, dst) rows themselves, in the same (src, dst) order
+        uniq, ids = np.unique(np.stack([src, dst], axis=1), axis=0, return_inverse=True)
+
+        def split(k):
+            return np.ascontiguousarray(k[:, 0]), np.ascontiguousarray(k[:, 1])
+    ids = ids.reshape(-1)
+    counts = np.bincount(ids[:base], minlength=uniq.shape[0])
 
     initial = split(uniq[counts > 0])
     steps = []
@@ -181,6 +201,12 @@ class TemporalGraph:
                  percent_change: float | None = None, num_steps: int | None = None, backend=None):
         from .dynamic import DynamicGraph
 
+        n = DynamicGraph._check_nodes(num_nodes)
+        src = as_index_array("src", src, np.int64)
+        dst = as_index_array("dst", dst, np.int64)
+        # every id, not only the first window's: a later step must not fail half-way through a batch
+        check_ids_in_range("src", src, n)
+        check_ids_in_range("dst", dst, n)
         self.diffs = sliding_window_diffs(src, dst, base=base, step=step, percent_change=percent_change,
                                           num_steps=num_steps)
         self.graph = DynamicGraph(num_nodes, backend=backend)

@@ -22,6 +22,9 @@ ENV_VAR = "GRAPHKERN_BACKEND"
 
 
 def _parse_backend(value: str, source: str) -> str:
+    if not isinstance(value, str):  # value.strip() would raise an AttributeError that names no argument
+        raise TypeError(f"{source}: expected one of {', '.join(BACKENDS)} (a str), found {type(value).__name__} "
+                        f"{value!r}")
     name = value.strip().lower()
     if name not in BACKENDS:
         raise ValueError(f"{source}: expected one of {', '.join(BACKENDS)}, found {value!r}")
@@ -43,11 +46,7 @@ def set_backend(name: str) -> None:
     >>> gk.set_backend("auto")
     """
     global _default_backend
-    _default_backend = _parse_backend(name, "argument 'name'") if isinstance(name, str) else _bad(name)
-
-
-def _bad(name):
-    raise TypeError(f"argument 'name': expected a backend name (str), found {type(name).__name__}")
+    _default_backend = _parse_backend(name, "argument 'name'")
 
 
 def get_backend() -> str:
@@ -67,8 +66,6 @@ def use_backend(name: str) -> Iterator[str]:
     ...     gk.get_backend()
     'cpu'
     """
-    if not isinstance(name, str):
-        _bad(name)
     token = _scoped_backend.set(_parse_backend(name, "argument 'name'"))
     try:
         yield name

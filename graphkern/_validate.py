@@ -36,6 +36,25 @@ def check_int_scalar(name: str, value: Any, low: int | None = None, high: int | 
     return value
 
 
+def check_real_scalar(name: str, value: Any, low: float | None = None, high: float | None = None, *,
+                      low_open: bool = False, high_open: bool = False) -> float:
+    """A finite real scalar (Python or NumPy int or float, not bool) within ``[low, high]`` (an open end
+    with ``low_open``/``high_open``), as a float.
+
+    NaN compares false with everything, so a bound check alone lets it through; infinities pass any
+    one-sided bound. Both are refused here, by name."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"argument '{name}': expected a real number, found {_describe(value)}")
+    value = float(value)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"argument '{name}': expected a finite real number, found {value}")
+    if low is not None and (value <= low if low_open else value < low):
+        raise ValueError(f"argument '{name}': expected a number {'>' if low_open else '>='} {low}, found {value}")
+    if high is not None and (value >= high if high_open else value > high):
+        raise ValueError(f"argument '{name}': expected a number {'<' if high_open else '<='} {high}, found {value}")
+    return value
+
+
 def check_choice(name: str, value: Any, choices) -> str:
     """One of a fixed set of names; the error lists the valid ones."""
     if not isinstance(value, str) or value not in choices:

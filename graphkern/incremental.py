@@ -18,9 +18,11 @@ it is ``symmetric`` (every change made in both directions, as for an undirected 
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from ._validate import check_int_scalar
+from ._validate import check_int_scalar, check_real_scalar
 
 __all__ = ["IncrementalBFS", "FALLBACK_FRACTION"]
 
@@ -86,6 +88,13 @@ class IncrementalBFS:
     {'inserted': 1, 'deleted': 1, 'affected': 2, 'relabelled': 1, 'full_search': False}
     >>> inc.levels.tolist(), inc.parents.tolist()
     ([0, 1, -1, 1, -1], [0, 0, -1, 0, -1])
+
+    Notes
+    -----
+    Thread-safe: calls on one graph are serialized. :meth:`update` holds the search's own lock and then
+    its graph's, so it never reads the packed arrays while a batch rewrites them; batches applied from
+    other threads meanwhile wait, and the next update sees them. :attr:`levels` and :attr:`parents` are
+    the arrays an update rewrites in place: copy them between updates to keep a state.
     """
 
     def __init__(self, dg, source: int, *, symmetric: bool = False, fallback_fraction: float = FALLBACK_FRACTION):
@@ -96,28 +105,32 @@ class IncrementalBFS:
         n = dg.num_nodes
         self._on_gpu = dg._device == "cuda"
         self._source = check_int_scalar("source", source, low=0, high=max(n - 1, 0))
-        if not 0 < fallback_fraction <= 1:
-            raise ValueError(f"argument 'fallback_fraction': expected a value in (0, 1], found {fallback_fraction}")
+        fallback_fraction = check_real_scalar("fallback_fraction", fallback_fraction, low=0, high=1,
+                                              low_open=True)
+        self._lock = threading.RLock()
         self._dg = dg
         self._symmetric = bool(symmetric)
         self._fallback = float(fallback_fraction)
         self._log = _ChangeLog()
-        dg._watch(self._log)
         self._rev = None
-        if not self._symmetric:
-            self._rev = DynamicGraph(n, backend=dg._device)
-            src, dst, _ = dg.edges()
-            if src.size:
-                self._rev.apply(insert=(dst, src))
-        if self._on_gpu:
-            from . import _incremental_cuda
+        # the graph's lock: no batch lands between the edges read here, the search from scratch and the
+        # change log starting, so the log holds exactly the batches after the state computed now
+        with dg._lock:
+            dg._watch(self._log)
+            if not self._symmetric:
+                self._rev = DynamicGraph(n, backend=dg._device)
+                src, dst, _ = dg.edges()
+                if src.size:
+                    self._rev.apply(insert=(dst, src))
+            if self._on_gpu:
+                from . import _incremental_cuda
 
-            _incremental_cuda.allocate(self, n)
-        else:
-            self._affected = np.empty(n, np.int64)
-            self._queue = np.empty(n, np.int64)
-        self.full_searches = 0
-        self._search_from_scratch()
+                _incremental_cuda.allocate(self, n)
+            else:
+                self._affected = np.empty(n, np.int64)
+                self._queue = np.empty(n, np.int64)
+            self.full_searches = 0
+            self._search_from_scratch()
 
     @property
     def source(self) -> int:
@@ -152,7 +165,14 @@ class IncrementalBFS:
         """Bring levels and parents up to date with every batch applied since the last call.
 
         Returns what it did: effective ``inserted``/``deleted`` edges seen, ``affected`` (vertices of
-        invalidated subtrees), ``relabelled`` and whether it fell back to a ``full_search``."""
+        invalidated subtrees), ``relabelled`` and whether it fell back to a ``full_search``.
+
+        Holds the search's lock, then the graph's (always in that order, so two updates and a batch
+        cannot deadlock)."""
+        with self._lock, self._dg._lock:
+            return self._update()
+
+    def _update(self) -> dict:
         from .kernels.cpu import gpma as _pma
         from .kernels.cpu import incremental_bfs as K
 

@@ -23,6 +23,8 @@ run in compiled code: ``can_run`` says so and networkx runs its own version.
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 
 import numpy as np
 
@@ -92,10 +94,30 @@ class GraphkernNxGraph:
         levels = np.full(n, -1, dtype=np.int64)
         parents = np.full(n, -1, dtype=np.int64)
         order = np.empty(max(n, 1), dtype=np.int64)
-        limit = n if depth_limit is None else int(depth_limit)
+        limit = _levels_kept(depth_limit, n, lambda depth: depth < depth_limit)
         count = _bfs_cpu.bfs_queue_order(indptr, indices, np.asarray(sources, dtype=np.int64), limit, levels,
                                          parents, order) if n else 0
         return order[:count], levels, parents
+
+
+def _levels_kept(bound, n: int, searches_past) -> int:
+    """How many levels past the sources networkx's search keeps under a depth bound (``cutoff`` or
+    ``depth_limit``), as an int for the compiled search.
+
+    networkx searches level ``L + 1`` while ``searches_past(L)`` holds (``cutoff > L``, ``depth < depth_limit``),
+    from ``L = 0``, so any value networkx compares is accepted: ``1.5`` keeps two levels, a negative bound, 0
+    and NaN none, ``inf`` all. The first comparison runs here in networkx's own operand order, so a value it
+    cannot compare raises networkx's own error (a TypeError)."""
+    if bound is None:
+        return n
+    if not searches_past(0):
+        return 0
+    if isinstance(bound, numbers.Real):  # a number past 0: levels 1 .. ceil(bound)
+        return n if bound >= n else math.ceil(bound)
+    kept = 1  # any other comparable value: compared level by level, as networkx does
+    while kept < n and searches_past(kept):
+        kept += 1
+    return kept
 
 
 def _not_found(node):
@@ -106,9 +128,11 @@ def _not_found(node):
 
 def bfs_edges(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
     """Edges of networkx's BFS tree from ``source``, in networkx's order (a generator, like networkx)."""
-    if source not in G:
-        raise _not_found(source)
-    order, _, parents = G.queue_order([G.index[source]], depth_limit, reverse=reverse and G.directed)
+    try:  # an unhashable source raises networkx's TypeError ("unhashable type")
+        root = G.index[source]
+    except KeyError:
+        raise _not_found(source) from None
+    order, _, parents = G.queue_order([root], depth_limit, reverse=reverse and G.directed)
     labels = G.nodes
     for v in order[1:].tolist():
         yield labels[parents[v]], labels[v]
@@ -133,17 +157,21 @@ def bfs_layers(G, sources):
 
 
 def single_source_shortest_path_length(G, source, cutoff=None):
-    """``{node: hops}`` for every node within ``cutoff`` hops of ``source``, by graphkern's parallel BFS."""
+    """``{node: hops}`` for every node within ``cutoff`` hops of ``source``, by graphkern's parallel BFS.
+
+    ``cutoff`` follows networkx exactly (the source is always in the result; a level ``L`` is kept while
+    ``cutoff > L - 1``: ``1.5`` keeps two levels, a negative cutoff or NaN only the source)."""
     import networkx as nx
 
     from .traversal import bfs
 
     if source not in G:
         raise nx.NodeNotFound(f"Source {source} is not in G")
+    kept = _levels_kept(cutoff, len(G), lambda level: cutoff > level)
     levels = bfs(G.graph, G.index[source]).levels
     reached = np.flatnonzero(levels >= 0)
-    if cutoff is not None:
-        reached = reached[levels[reached] <= cutoff]
+    if kept < len(G):
+        reached = reached[levels[reached] <= kept]
     reached = reached[np.argsort(levels[reached], kind="stable")]  # networkx yields nearest first
     labels = G.nodes
     return {labels[v]: int(d) for v, d in zip(reached.tolist(), levels[reached].tolist())}

@@ -20,6 +20,7 @@ from . import _broadcast, _cuda, _memory
 from ._config import resolve_backend
 from ._validate import check_choice
 from .dispatch import Plan, csc_rows_sorted, how_to_build, plan, register_planner, select_format
+from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import edge_softmax as _softmax_cpu
 from .kernels.cpu import sddmm as _sddmm_cpu
 from .kernels.cpu import spmm as _spmm_cpu
@@ -411,6 +412,7 @@ def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=
     return Plan("spmm", backend, fmt, f"spmm_{fmt}_{op}_{reduce}{arg}", how_to_build(g, fmt), tuple(reasons))
 
 
+@holding_graph_lock  # a DynamicGraph: no batch rewrites its arrays or snapshot mid-call
 def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = False, backend=None,
          format=None):
     """Generalized sparse-dense matrix multiplication (message passing with a reducer).
@@ -700,6 +702,7 @@ def _sddmm_cost_model(g, candidates, op, lhs_target, rhs_target):
     return None
 
 
+@holding_graph_lock  # a DynamicGraph: no batch rewrites its arrays or snapshot mid-call
 def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *, backend=None, format=None):
     """Generalized sampled dense-dense matrix multiplication: one value per edge.
 
@@ -817,6 +820,7 @@ def _plan_edge_softmax(g, backend, norm_by="dst"):
                 (f"normalising over {'in' if norm_by == 'dst' else 'out'}-edges needs rows by {norm_by}",))
 
 
+@holding_graph_lock  # a DynamicGraph: no batch rewrites its arrays or snapshot mid-call
 def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
     """Softmax of edge logits over the in-edges of each destination (``norm_by="dst"``) or the
     out-edges of each source (``"src"``), one fused pass per row, for every head at once.

@@ -37,6 +37,15 @@ __all__ = ["spmm", "sddmm", "edge_softmax", "GraphConv", "GATConv", "SAGEConv", 
 
 # ------------------------------------------------------------------------------ tensors <-> arrays
 
+def _graph(g) -> Graph:
+    """The Graph a call and its backward run on: ``g`` itself, or a DynamicGraph's snapshot (the cached
+    one while it is current, as for graphkern.spmm). Autograd keeps that snapshot, so a backward runs on
+    the edges its forward saw even when a batch changes the DynamicGraph in between, and the reverse
+    graph and degrees cached for the backward live on an immutable Graph. Anything else is a TypeError
+    naming ``g``."""
+    return _sparse._graph_of(g)
+
+
 def _array(t: torch.Tensor | None, name: str):
     """What the kernels take for a tensor: a NumPy view of a CPU tensor, a numba device array viewing a
     CUDA tensor (a contiguous copy first only when the tensor is strided)."""
@@ -262,6 +271,7 @@ def spmm(g: Graph, op: str, reduce: str, ufeat: torch.Tensor | None = None, efea
     >>> out.sum().backward(); x.grad.ravel().tolist(), w.grad.ravel().tolist()
     ([0.0, 4.0], [0.0, 2.0])
     """
+    g = _graph(g)
     check_choice("op", op, _sparse.SPMM_OPS)
     check_choice("reduce", reduce, _sparse.SPMM_REDUCERS)
     op, efeat = _without_sub_div(op, efeat)
@@ -338,6 +348,7 @@ def sddmm(g: Graph, op: str, lhs: torch.Tensor | None, rhs: torch.Tensor | None,
     >>> s.sum().backward(); x.grad.tolist()
     [[6.0, 8.0], [2.0, 4.0]]
     """
+    g = _graph(g)
     check_choice("op", op, _sparse.SDDMM_OPS)
     check_choice("lhs_target", lhs_target, _sparse.TARGETS)
     check_choice("rhs_target", rhs_target, _sparse.TARGETS)
@@ -378,6 +389,7 @@ def edge_softmax(g: Graph, logits: torch.Tensor, norm_by: str = "dst"):
     >>> a.tolist()
     [0.5, 0.5, 1.0]
     """
+    g = _graph(g)
     check_choice("norm_by", norm_by, ("dst", "src"))
     return EdgeSoftmax.apply(g, logits, norm_by)
 
@@ -470,6 +482,7 @@ class GraphConv(nn.Module):
 
     def forward(self, graph: Graph, feat, weight: torch.Tensor | None = None,
                 edge_weight: torch.Tensor | None = None) -> torch.Tensor:
+        graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GraphConv")
         feat_src, _ = _split_feat(feat, graph)
         if weight is not None and self.weight is not None:
@@ -554,6 +567,7 @@ class GATConv(nn.Module):
             nn.init.xavier_normal_(self.res_fc.weight, gain=gain)
 
     def forward(self, graph: Graph, feat, get_attention: bool = False):
+        graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GATConv")
         h_src, h_dst = _split_feat(feat, graph)
         h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
@@ -644,6 +658,7 @@ class SAGEConv(nn.Module):
         return out
 
     def forward(self, graph: Graph, feat, edge_weight: torch.Tensor | None = None) -> torch.Tensor:
+        graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         h_src, h_dst = _split_feat(feat, graph)
         h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
 

@@ -17,9 +17,10 @@ import numpy as np
 from . import _memory
 from ._config import resolve_backend
 from ._cuda import to_host
-from ._validate import check_choice, check_int_scalar
+from ._validate import check_choice, check_int_scalar, check_real_scalar
 from .dispatch import Plan, how_to_build, plan, register_planner
 from .dispatch import csc_rows_sorted as _csc_rows_sorted
+from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import bfs as _bfs
 
 __all__ = ["bfs", "BFSResult", "ALGORITHMS"]
@@ -160,6 +161,7 @@ def _check_graph(g):
                          f"destinations")
 
 
+@holding_graph_lock  # a DynamicGraph: no batch rewrites its packed arrays mid-search
 def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, alpha: float = ALPHA,
         beta: float = BETA, batch: bool | None = None):
     """Breadth-first search from ``source`` (or from each of ``sources``), along out-edges.
@@ -198,6 +200,11 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
     ([0, 0, 1, 1, -1], [0, 1, 2, 2, -1])
     """
     _check_graph(g)
+    # the switch divides by them: 0, negative, NaN, inf, bools and non-numbers are refused by name
+    alpha = check_real_scalar("alpha", alpha, low=0, low_open=True)
+    beta = check_real_scalar("beta", beta, low=0, low_open=True)
+    if batch is not None and not isinstance(batch, (bool, np.bool_)):
+        raise TypeError(f"argument 'batch': expected None, True or False, found {type(batch).__name__} {batch!r}")
     if (source is None) == (sources is None):
         raise ValueError("arguments 'source' and 'sources': give exactly one of them")
     g = _as_searchable(g, algorithm)

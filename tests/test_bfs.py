@@ -428,3 +428,16 @@ def test_searches_of_one_graph_from_several_python_threads():
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(search, jobs))
+
+
+@pytest.mark.parametrize("name,value,error", [
+    ("alpha", 0, ValueError), ("beta", 0, ValueError), ("alpha", -1.0, ValueError),
+    ("beta", float("nan"), ValueError), ("alpha", float("inf"), ValueError), ("beta", True, TypeError),
+    ("alpha", "15", TypeError), ("batch", 1, TypeError), ("batch", "yes", TypeError),
+])
+def test_bad_direction_optimizing_parameters_are_refused_by_name(name, value, error):
+    import graphkern as gk
+
+    g = gk.Graph.from_coo([0, 1, 2], [1, 2, 0], num_nodes=3)
+    with pytest.raises(error, match=f"argument '{name}'"):
+        gk.bfs(g, 0, **{name: value})

@@ -99,3 +99,20 @@ def test_distributed_layer_refuses_the_cuda_backend(name):
     args = (None, 0) if name.startswith("bfs") else (None,)
     with gk.use_backend("cuda"), pytest.raises(BackendUnavailableError, match=f"distributed.{name}: .*no cuda path"):
         func(*args)
+
+
+@pytest.mark.parametrize("bad", [1, 1.5, None, b"cpu", ["cpu"]], ids=repr)
+def test_a_backend_that_is_not_a_str_is_a_type_error_naming_it(bad):
+    import graphkern as gk
+
+    g = gk.Graph.from_coo([0], [1], num_nodes=2)
+    if bad is not None:  # None means "the current default" for the functions
+        with pytest.raises(TypeError, match=r"argument 'backend'.*auto, cpu, cuda.*found " + type(bad).__name__):
+            gk.bfs(g, 0, backend=bad)
+        with pytest.raises(TypeError, match="argument 'backend'"):
+            gk.DynamicGraph(3, backend=bad)
+    with pytest.raises(TypeError, match="auto, cpu, cuda"):
+        gk.set_backend(bad)
+    with pytest.raises(TypeError, match="auto, cpu, cuda"):
+        with gk.use_backend(bad):
+            pass

@@ -118,3 +118,36 @@ def test_networkx_own_tests_through_the_backend():
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for name in ("bfs_edges", "bfs_layers", "single_source_shortest_path_length"):
         assert f"Using backend 'graphkern' for call to '{name}'" in proc.stdout + proc.stderr, name
+
+
+def _outcome(call):
+    """A result (generators drained) or the exception's type and message."""
+    try:
+        out = call()
+        return "ok", out if isinstance(out, dict) else list(out)
+    except Exception as exc:  # noqa: BLE001 - compared with networkx's own outcome
+        return type(exc).__name__, str(exc)
+
+
+# every kind of value networkx compares a depth bound with: None, 0, negative, fractional, bool, NaN,
+# infinities, huge ints, NumPy scalars, and values it cannot compare (its TypeError)
+BOUNDS = [None, 0, 1, 2, -1, -0.5, 0.5, 1.5, 2.0, True, False, float("nan"), float("inf"), float("-inf"), 10**20,
+          np.int64(3), np.float32(2.5), "a", [1]]
+
+
+@pytest.mark.parametrize("bound", BOUNDS, ids=repr)
+def test_depth_bounds_match_networkx_exactly(bound):
+    for G, source in ((nx.path_graph(7), 3), (nx.DiGraph([(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)]), 0),
+                      (nx.Graph([(0, 1)]), 0), (nx.balanced_tree(2, 3), 0)):
+        for func, kwargs in ((nx.single_source_shortest_path_length, {"cutoff": bound}),
+                             (nx.bfs_edges, {"depth_limit": bound})):
+            want = _outcome(lambda: func(G, source, **kwargs))
+            got = _outcome(lambda: func(G, source, backend=BACKEND, **kwargs))
+            assert got == want, (func.__name__, bound, G)
+
+
+def test_unhashable_source_raises_like_networkx():
+    G = nx.path_graph(3)
+    for func in (nx.bfs_edges, nx.single_source_shortest_path_length):
+        want = _outcome(lambda: func(G, [0]))
+        assert _outcome(lambda: func(G, [0], backend=BACKEND)) == want

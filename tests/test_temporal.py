@@ -109,3 +109,53 @@ def test_bitcoin_alpha():
         tg.backward()
     assert tg.snapshot().num_edges == seen[0]
     assert gk.bfs(tg.snapshot(), 0).num_reached >= 1
+
+
+@pytest.mark.parametrize("offset", [2**32 - 3, 2**40, 2**62])
+def test_diffs_with_large_node_ids_keep_source_and_destination(offset):
+    """Ids near and past 2**32: src * width + dst no longer fits an int64 key and used to wrap, swapping
+    sources and destinations. Every step still equals the set model, edges sorted by (src, dst)."""
+    rng = np.random.default_rng(offset % 97)
+    src = offset + rng.integers(0, 6, 300)
+    dst = rng.integers(0, 6, 300) + np.where(rng.random(300) < 0.5, offset, 0)
+    base, step = 30, 4
+    d = temporal.sliding_window_diffs(src, dst, base=base, step=step)
+    current = _as_set(*d.initial)
+    assert current == _window_set(src, dst, 0, base)
+    keys = list(zip(*(a.tolist() for a in d.initial)))
+    assert keys == sorted(keys)
+    for t, (a_s, a_d, d_s, d_d) in enumerate(d.steps, start=1):
+        window = _window_set(src, dst, t * step, base + t * step)
+        assert _as_set(a_s, a_d) == window - current
+        assert _as_set(d_s, d_d) == current - window
+        assert a_s.dtype == np.int64 and a_s.flags.c_contiguous
+        current = window
+
+
+@pytest.mark.parametrize("bad,error,match", [
+    (float("nan"), ValueError, "finite"),
+    (float("inf"), ValueError, "finite"),
+    (-10, ValueError, "> 0"),
+    (0, ValueError, "> 0"),
+    (True, TypeError, "real number"),
+    ("10", TypeError, "real number"),
+    (None, ValueError, "exactly one"),
+])
+def test_percent_change_is_validated(bad, error, match):
+    src = np.arange(100) % 7
+    with pytest.raises(error, match=match) as info:
+        temporal.sliding_window_diffs(src, src, base=40, percent_change=bad)
+    if bad is not None:
+        assert "percent_change" in str(info.value)
+    with pytest.raises(error, match=match):
+        temporal.TemporalGraph(src, src, 7, base=40, percent_change=bad)
+    d = temporal.sliding_window_diffs(src, src, base=40, percent_change=np.float32(10))
+    assert d.num_steps == 1 + 60 // 2
+
+
+def test_negative_or_out_of_range_ids_are_refused():
+    with pytest.raises(ValueError, match="argument 'src'.*>= 0"):
+        temporal.sliding_window_diffs(np.array([0, -1, 2]), np.array([1, 2, 0]), base=2, step=1)
+    with pytest.raises(ValueError, match="argument 'dst'.*< 5"):
+        # an id past num_nodes in a late step: refused before any step runs
+        temporal.TemporalGraph(np.array([0, 1, 2, 3]), np.array([1, 2, 3, 9]), 5, base=2, step=1)

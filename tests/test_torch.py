@@ -286,3 +286,65 @@ def test_layer_argument_errors():
         gkt.SAGEConv(3, 2, "attention")
     with pytest.raises(ValueError, match="norm"):
         gkt.GraphConv(3, 2, norm="sym")
+
+
+def _dynamic_graph():
+    """A DynamicGraph with self-loops (GATConv needs every in-degree > 0) whose edge ids have holes: a
+    deleted edge's id is free, so num_edge_ids > num_edges."""
+    dg = gk.DynamicGraph(N)
+    dg.apply(insert=(np.r_[SRC, np.arange(N), [2]], np.r_[DST, np.arange(N), [0]]))
+    dg.apply(delete=([2], [0]))
+    assert dg.max_edge_id > dg.num_edges
+    return dg
+
+
+@pytest.mark.parametrize("layer", ["graphconv", "gatconv", "sageconv", "edge_weight"])
+def test_layers_on_a_dynamic_graph_equal_its_snapshot(layer):
+    """A temporal GNN calls the layers on the DynamicGraph itself: forward and gradients equal the same
+    calls on its snapshot (with an edge-weight array of max_edge_id rows, indexed by the stable ids)."""
+    dg = _dynamic_graph()
+    snap = dg.snapshot()
+    torch.manual_seed(3)
+    if layer == "gatconv":
+        module = gkt.GATConv(4, 3, 2).double()
+    elif layer == "sageconv":
+        module = gkt.SAGEConv(4, 3, "pool").double()
+    else:
+        module = gkt.GraphConv(4, 3).double()
+    weight = _rand(dg.max_edge_id, seed=5) if layer == "edge_weight" else None
+    results = []
+    for graph in (dg, snap):
+        x = _rand(N, 4, seed=21)
+        module.zero_grad()
+        out = module(graph, x) if weight is None else module(graph, x, edge_weight=weight)
+        out.square().sum().backward()
+        results.append((out.detach(), x.grad, [p.grad.clone() for p in module.parameters() if p.grad is not None]))
+    (out_d, gx_d, gp_d), (out_s, gx_s, gp_s) = results
+    torch.testing.assert_close(out_d, out_s)
+    torch.testing.assert_close(gx_d, gx_s)
+    assert len(gp_d) == len(gp_s) > 0
+    for a, b in zip(gp_d, gp_s):
+        torch.testing.assert_close(a, b)
+
+
+def test_functions_on_a_dynamic_graph_and_backward_after_a_batch():
+    """spmm, sddmm and edge_softmax take a DynamicGraph; a batch between forward and backward does not
+    change the gradient (autograd keeps the snapshot the forward ran on)."""
+    dg = _dynamic_graph()
+    snap = dg.snapshot()
+    x = _rand(N, 3, seed=1)
+    w = _rand(dg.max_edge_id, 1, seed=2)
+    out = gkt.spmm(dg, "mul", "max", x, w)
+    dg.apply(insert=([4, 4], [2, 3]), delete=([0], [1]))  # the graph moves on before the backward
+    out.sum().backward()
+    x2, w2 = x.detach().clone().requires_grad_(True), w.detach().clone().requires_grad_(True)
+    gkt.spmm(snap, "mul", "max", x2, w2).sum().backward()
+    torch.testing.assert_close(x.grad, x2.grad)
+    torch.testing.assert_close(w.grad, w2.grad)
+    logits = _rand(dg.max_edge_id, 2, seed=4)
+    torch.testing.assert_close(gkt.edge_softmax(dg, logits), gkt.edge_softmax(dg.snapshot(), logits))
+    torch.testing.assert_close(gkt.sddmm(dg, "dot", x, x, "u", "v"), gkt.sddmm(dg.snapshot(), "dot", x, x, "u", "v"))
+    with pytest.raises(TypeError, match="argument 'g'"):
+        gkt.spmm("not a graph", "copy_lhs", "sum", x)
+    with pytest.raises(TypeError, match="argument 'g'"):
+        gkt.GraphConv(3, 2)(None, x)

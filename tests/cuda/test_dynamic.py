@@ -183,3 +183,54 @@ def test_sliding_window_duplicates_empty_batches_and_id_reuse(launch_shape):
     present = set(zip(src.tolist(), dst.tolist()))
     absent = tuple(np.array([(s, d) for s in range(n) for d in range(n) if (s, d) not in present][:3]).T)
     assert _apply_both(cpu, gpu, insert=gone, delete=absent) == {"inserted": 0, "deleted": 0}
+
+
+def test_threads_applying_batches_match_a_serial_replay():
+    """Calls on one graph are serialized: two threads applying batches (on disjoint sources, so the final
+    edge set does not depend on the interleaving) while a third takes snapshots end with the edges of a
+    serial replay, and every snapshot is whole."""
+    import threading
+
+    n, writers = 16, 2
+    rng = np.random.default_rng(7)
+    plans = [[(rng.choice(np.arange(t, n, writers), 12), rng.integers(0, n, 12)) for _ in range(4)]
+             for t in range(writers)]
+    gpu = gk.DynamicGraph(n, backend="cuda")
+    assert gpu._lock is not None
+    errors, stop = [], threading.Event()
+
+    def writer(t):
+        try:
+            for i, (s, d) in enumerate(plans[t]):
+                gpu.apply(insert=(s, d), delete=(s[::3], d[::3]) if i % 2 else None)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def reader():
+        try:
+            while not stop.is_set():
+                snap = gpu.snapshot()
+                indptr = snap.csr().indptr.copy_to_host()
+                assert int(indptr[-1]) == snap.num_edges
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(writers)]
+    watcher = threading.Thread(target=reader)
+    watcher.start()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    stop.set()
+    watcher.join()
+    assert not errors, errors
+    cpu = gk.DynamicGraph(n)
+    for t in range(writers):
+        for i, (s, d) in enumerate(plans[t]):
+            cpu.apply(insert=(s, d), delete=(s[::3], d[::3]) if i % 2 else None)
+    got = gpu.edges()
+    want = cpu.edges()
+    assert set(zip(got[0].copy_to_host().tolist(), got[1].copy_to_host().tolist())) == set(
+        zip(want[0].tolist(), want[1].tolist()))
+    np.testing.assert_array_equal(gpu.out_degrees().copy_to_host(), cpu.out_degrees())

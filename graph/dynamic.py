@@ -22,7 +22,7 @@ import weakref
 import numpy as np
 
 from .. import _memory
-from .._validate import as_index_array, check_ids_in_range, check_int_scalar
+from .._validate import as_index_array, check_ids_in_range, check_int_scalar, type_name
 from ..kernels.cpu import gpma as _pma
 from ..kernels.cpu import sort as _sort
 
@@ -263,7 +263,7 @@ class DynamicGraph:
         if pair is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise TypeError(f"argument '{name}': expected a pair (src, dst), found {type(pair).__name__}")
+            raise TypeError(f"argument '{name}': expected a pair (src, dst), found {type_name(pair)}")
         src = as_index_array(f"{name}[0]", pair[0], np.int64)
         dst = as_index_array(f"{name}[1]", pair[1], np.int64)
         if src.size != dst.size:

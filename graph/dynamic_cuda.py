@@ -23,6 +23,7 @@ import weakref
 import numpy as np
 
 from .. import _cuda
+from .._validate import type_name
 from ..kernels.cpu.gpma import WALL_LOW as K_WALL_LOW
 from .dynamic import DynamicGraph, _layout, serialized
 
@@ -177,7 +178,7 @@ class CudaDynamicGraph(DynamicGraph):
         if pair is None:
             return super()._batch(name, pair)  # empty: apply() skips it
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise TypeError(f"argument '{name}': expected a pair (src, dst), found {type(pair).__name__}")
+            raise TypeError(f"argument '{name}': expected a pair (src, dst), found {type_name(pair)}")
         if _cuda.is_device_array(pair[0]) or _cuda.is_device_array(pair[1]):
             src = _cuda.index_array(f"{name}[0]", _cuda.to_device(f"{name}[0]", pair[0]), np.int64)
             dst = _cuda.index_array(f"{name}[1]", _cuda.to_device(f"{name}[1]", pair[1]), np.int64)

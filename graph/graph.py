@@ -29,8 +29,12 @@ from .._validate import (
     check_permutation,
     choose_idtype,
     to_host_array,
+    type_name,
 )
 from ..kernels.cpu import sort as _sort
+
+# node counts past int64 cannot index an array (ids are int32 or int64)
+_MAX_COUNT = np.iinfo(np.int64).max
 
 __all__ = ["Graph", "COO", "CSR", "CSC", "FORMATS"]
 
@@ -78,6 +82,12 @@ class Graph:
 
     Build one with :meth:`from_coo`, :meth:`from_csr`, :meth:`from_csc`, :meth:`from_scipy`,
     :meth:`from_networkx` or :meth:`from_edge_index`; never through the constructor.
+
+    A graph never keeps a buffer its caller can still change: the constructors copy ``src``, ``dst``,
+    ``indptr``, ``indices`` and ``eids`` when the validated array would share memory with the caller's
+    (an array already in the graph's id dtype); a conversion to that dtype is the copy otherwise. A
+    change the caller makes after construction therefore never reaches a compiled kernel, which trusts
+    the ids it was given (``python tools/ownership_cost.py`` measures what the copy costs).
 
     Examples
     --------
@@ -147,6 +157,7 @@ class Graph:
         """
         if is_device_array(src) or is_device_array(dst):
             return cls._from_device("coo", src, dst, eids, num_nodes, idtype, formats, num_edge_ids)
+        given = (src, dst, eids)
         src = as_index_array("src", src)
         dst = as_index_array("dst", dst)
         if src.size != dst.size:
@@ -156,16 +167,22 @@ class Graph:
         check_ids_in_range("dst", dst, num_dst)
         space = cls._id_space(num_edge_ids, src.size)
         dtype = choose_idtype("idtype", idtype, max(num_src, num_dst, src.size, space))
-        src = as_index_array("src", src, dtype)
-        dst = as_index_array("dst", dst, dtype)
+        src = cls._owned(as_index_array("src", src, dtype), given[0])
+        dst = cls._owned(as_index_array("dst", dst, dtype), given[1])
         identity = {"coo"}
         if eids is not None:
-            eids = as_index_array("eids", eids, dtype)
+            eids = cls._owned(as_index_array("eids", eids, dtype), given[2])
             check_permutation("eids", eids, src.size, space)
             identity = set()
         return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=src.size, _idtype=dtype,
                    _allowed=_normalise_formats(formats), _formats={"coo": (src, dst, eids)},
                    _identity=identity, _is_block=is_block, _num_edge_ids=space)
+
+    @staticmethod
+    def _owned(arr: np.ndarray, caller) -> np.ndarray:
+        """``arr`` itself when it is new memory, else a copy: a graph never keeps a buffer its caller
+        can still change (a changed id after validation would send a compiled kernel out of bounds)."""
+        return arr.copy() if isinstance(caller, np.ndarray) and np.may_share_memory(arr, caller) else arr
 
     @staticmethod
     def _id_space(num_edge_ids, num_edges: int) -> int:
@@ -186,9 +203,9 @@ class Graph:
         if isinstance(num_nodes, (tuple, list)):
             if len(num_nodes) != 2:
                 raise ValueError(f"argument 'num_nodes': expected an int or (num_src, num_dst), found {num_nodes!r}")
-            return (check_int_scalar("num_nodes[0]", num_nodes[0], low=0),
-                    check_int_scalar("num_nodes[1]", num_nodes[1], low=0), True)
-        n = check_int_scalar("num_nodes", num_nodes, low=0)
+            return (check_int_scalar("num_nodes[0]", num_nodes[0], low=0, high=_MAX_COUNT),
+                    check_int_scalar("num_nodes[1]", num_nodes[1], low=0, high=_MAX_COUNT), True)
+        n = check_int_scalar("num_nodes", num_nodes, low=0, high=_MAX_COUNT)
         return n, n, False
 
     @classmethod
@@ -196,6 +213,7 @@ class Graph:
                          num_edge_ids=None):
         if is_device_array(indptr) or is_device_array(indices):
             return cls._from_device(kind, indptr, indices, eids, num_other, idtype, formats, num_edge_ids)
+        given = (indptr, indices, eids)
         indptr = as_index_array("indptr", indptr)
         indices = as_index_array("indices", indices)
         check_indptr("indptr", indptr, indices.size)
@@ -209,13 +227,13 @@ class Graph:
         check_ids_in_range("indices", indices, num_other)
         space = cls._id_space(num_edge_ids, indices.size)
         dtype = choose_idtype("idtype", idtype, max(num_rows, num_other, indices.size, space))
-        indptr = as_index_array("indptr", indptr, dtype)
-        indices = as_index_array("indices", indices, dtype)
+        indptr = cls._owned(as_index_array("indptr", indptr, dtype), given[0])
+        indices = cls._owned(as_index_array("indices", indices, dtype), given[1])
         identity = set()
         if eids is None:
             identity.add(kind)
         else:
-            eids = as_index_array("eids", eids, dtype)
+            eids = cls._owned(as_index_array("eids", eids, dtype), given[2])
             check_permutation("eids", eids, indices.size, space)
         num_src, num_dst = (num_rows, num_other) if kind == "csr" else (num_other, num_rows)
         return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=indices.size, _idtype=dtype,
@@ -234,7 +252,7 @@ class Graph:
         for name, arr in zip(names, (a, b)):
             if not is_device_array(arr):
                 raise TypeError(f"argument '{name}': expected a device array like the other index array, found "
-                                f"{type(arr).__name__}")
+                                f"{type_name(arr)}")
         a = _cuda.index_array(names[0], a)
         b = _cuda.index_array(names[1], b)
         if kind == "coo":
@@ -320,10 +338,18 @@ class Graph:
 
         if not (sp.issparse(matrix)):
             raise TypeError("argument 'matrix': expected a scipy.sparse matrix or array, "
-                            f"found {type(matrix).__name__}")
+                            f"found {type_name(matrix)}")
         if matrix.ndim != 2:
             raise ValueError(f"argument 'matrix': expected 2-D, found {matrix.ndim}-D")
-        csr = matrix.tocsr()
+        if matrix.format == "coo":
+            # tocsr() would sum duplicate entries into one; each stored entry is an edge (row by row,
+            # in stored order within a row)
+            rows, cols = np.asarray(matrix.row), np.asarray(matrix.col)
+            order = np.argsort(rows, kind="stable")
+            indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=matrix.shape[0]))])
+            csr = sp.csr_array((np.asarray(matrix.data)[order], cols[order], indptr), shape=matrix.shape)
+        else:
+            csr = matrix.tocsr()
         keep = csr.data != 0
         _, num_cols = csr.shape
         if not keep.all():
@@ -367,6 +393,10 @@ class Graph:
         >>> gk.Graph.from_networkx(nx.path_graph(3)).num_edges
         4
         """
+        if not (hasattr(nx_graph, "nodes") and hasattr(nx_graph, "edges") and hasattr(nx_graph, "is_directed")):
+            kind = type(nx_graph)
+            raise TypeError(f"argument 'nx_graph': expected a networkx graph, found "
+                            f"{kind.__module__}.{kind.__qualname__}")
         nodes = list(nx_graph.nodes)
         index = {node: i for i, node in enumerate(nodes)}
         edge_attrs = list(edge_attrs)

@@ -172,15 +172,52 @@ def save(g, path) -> None:
     np.savez(path, **arrays)
 
 
+def _stored_vector(path, key: str, values: np.ndarray, length: int) -> np.ndarray:
+    if values.shape != (length,):
+        raise ValueError(f"argument 'path': expected {key!r} of shape ({length},) in {path!r}, found shape "
+                         f"{values.shape}")
+    return values
+
+
+def _stored_count(path, key: str, value) -> int:
+    """A stored count: an integer (an integral float is fine) from 0 to int64's maximum."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= np.iinfo(np.int64).max:
+        raise ValueError(f"argument 'path': expected {key!r} to hold counts (integers >= 0) in {path!r}, found "
+                         f"{value!r}")
+    return value
+
+
 def load(path, *, idtype=None):
     """Load a graph written by :func:`save` (no pickle is ever read)."""
     from .graph import Graph
 
-    with np.load(os.fspath(path), allow_pickle=False) as data:
-        num_src, num_dst, is_block = (int(x) for x in data["shape"])
+    path = os.fspath(path)
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"argument 'path': expected an .npz file written by graphkern.graph.save, found "
+                         f"{path!r} ({exc})") from exc
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise ValueError(f"argument 'path': expected an .npz archive written by graphkern.graph.save, found a "
+                         f"single array in {path!r}")
+    with archive as data:
+        missing = [key for key in ("src", "dst", "shape") if key not in data.files]
+        if missing:
+            raise ValueError(f"argument 'path': expected the arrays src, dst and shape in {path!r}, found "
+                             f"{sorted(data.files)} (missing {', '.join(missing)})")
+        num_src, num_dst, is_block = (_stored_count(path, "shape", x) for x in _stored_vector(path, "shape",
+                                                                                            data["shape"], 3))
         num_nodes = (num_src, num_dst) if is_block else num_src
+        if not is_block and num_src != num_dst:
+            raise ValueError(f"argument 'path': {path!r} stores a square graph of {num_src} x {num_dst} nodes")
         eids = data["eids"] if "eids" in data.files else None
-        space = int(data["num_edge_ids"][0]) if "num_edge_ids" in data.files else None
+        space = None
+        if "num_edge_ids" in data.files:
+            space = _stored_count(path, "num_edge_ids", _stored_vector(path, "num_edge_ids", data["num_edge_ids"],
+                                                                       1)[0])
         g = Graph.from_coo(data["src"], data["dst"], num_nodes=num_nodes, idtype=idtype, eids=eids,
                            num_edge_ids=space)
         for key in data.files:

@@ -18,10 +18,17 @@ INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 INT32_MAX = int(np.iinfo(np.int32).max)
 
 
+def type_name(value: Any) -> str:
+    """The type of ``value`` as an error message names it: with its module unless it is a builtin, so a
+    networkx ``Graph`` is never mistaken for graphkern's."""
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"ndarray of dtype {value.dtype} and shape {value.shape}"
-    return f"{type(value).__name__} {value!r}" if np.isscalar(value) or value is None else type(value).__name__
+    return f"{type_name(value)} {value!r}" if np.isscalar(value) or value is None else type_name(value)
 
 
 def check_int_scalar(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
@@ -126,9 +133,10 @@ def check_indptr(name: str, indptr: np.ndarray, nnz: int) -> None:
         raise ValueError(f"argument '{name}': expected indptr[0] == 0, found {int(indptr[0])}")
     if int(indptr[-1]) != nnz:
         raise ValueError(f"argument '{name}': expected indptr[-1] == len(indices) == {nnz}, found {int(indptr[-1])}")
-    steps = np.diff(indptr)
-    if steps.size and int(steps.min()) < 0:
-        pos = int(np.argmax(steps < 0))
+    # compared, not differenced: np.diff of an unsigned indptr wraps and never goes negative
+    falls = indptr[1:] < indptr[:-1]
+    if falls.any():
+        pos = int(np.argmax(falls))
         raise ValueError(
             f"argument '{name}': expected a non-decreasing indptr, found indptr[{pos}] = {int(indptr[pos])} > "
             f"indptr[{pos + 1}] = {int(indptr[pos + 1])}"

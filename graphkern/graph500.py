@@ -35,10 +35,17 @@ def search_keys(g, num_keys: int = 64, seed=2) -> np.ndarray:
     >>> gk.graph500.search_keys(g, 8).tolist()
     [458, 214, 220, 966, 395, 9, 848, 777]
     """
+    from ._validate import check_int_scalar
+    from .graph import DynamicGraph
     from .graph.generators import graph500_random_doubles
 
+    num_keys = check_int_scalar("num_keys", num_keys, low=0)
+    if isinstance(g, DynamicGraph):
+        g = g.snapshot()
     n = g.num_src
-    src, dst = g.edges()
+    if n == 0:
+        return np.empty(0, dtype=np.int64)  # no vertex has an edge
+    src, dst = g.edges()[:2]
     has_edge = np.zeros(n, dtype=bool)
     nonloop = src != dst
     has_edge[src[nonloop]] = True
@@ -152,11 +159,29 @@ def validate(g, source: int, parents, levels=None, *, directed: bool = False) ->
     graphkern.errors.Graph500ValidationError: Graph500 rule 5 (parent edge exists) failed at vertex 2: ...
     """
     from ._cuda import to_host
+    from ._validate import check_int_scalar
+    from .graph import DynamicGraph, Graph
 
+    if isinstance(g, DynamicGraph):
+        g = g.snapshot()
+    if not isinstance(g, Graph):
+        kind = type(g)
+        raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found "
+                        f"{kind.__module__}.{kind.__qualname__}")
+    if g.num_src != g.num_dst:
+        raise ValueError(f"argument 'g': expected a square graph (a search tree lives on one vertex set), found "
+                         f"{g.num_src} sources and {g.num_dst} destinations")
+    source = check_int_scalar("source", source, low=0, high=max(g.num_src - 1, 0))
+    if g.num_src == 0:
+        raise ValueError("argument 'g': expected a graph with vertices, found 0 (a search needs a source)")
     g = g.to("cpu")  # the check reads the edge list on the host (device results come back once)
     n = g.num_src
     parents = to_host(parents)
     levels = None if levels is None else to_host(levels)
+    if levels is not None and np.shape(levels) != (n,):
+        raise ValueError(f"argument 'levels': expected shape ({n},), found {np.shape(levels)}")
+    if levels is not None and np.asarray(levels).dtype.kind not in "iu":
+        raise TypeError(f"argument 'levels': expected integers, found dtype {np.asarray(levels).dtype}")
     if parents.shape != (n,):
         raise Graph500ValidationError(f"parents has shape {parents.shape}, expected ({n},)")
     if parents.dtype.kind not in "iu":

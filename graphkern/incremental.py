@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from ._validate import check_int_scalar, check_real_scalar
+from ._validate import check_int_scalar, check_real_scalar, type_name
 
 __all__ = ["IncrementalBFS", "FALLBACK_FRACTION"]
 
@@ -101,7 +101,7 @@ class IncrementalBFS:
         from .graph import DynamicGraph
 
         if not isinstance(dg, DynamicGraph):
-            raise TypeError(f"argument 'dg': expected a graphkern DynamicGraph, found {type(dg).__name__}")
+            raise TypeError(f"argument 'dg': expected a graphkern DynamicGraph, found {type_name(dg)}")
         n = dg.num_nodes
         self._on_gpu = dg._device == "cuda"
         self._source = check_int_scalar("source", source, low=0, high=max(n - 1, 0))

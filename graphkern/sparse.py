@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _broadcast, _cuda, _memory
 from ._config import resolve_backend
-from ._validate import check_choice
+from ._validate import check_choice, type_name
 from .dispatch import Plan, csc_rows_sorted, how_to_build, plan, register_planner, select_format
 from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import edge_softmax as _softmax_cpu
@@ -59,7 +59,7 @@ def _graph_of(g, format=None):
     if format == "packed":
         raise ValueError("argument 'format': 'packed' runs on a DynamicGraph's packed arrays; this is a Graph")
     if not isinstance(g, Graph):
-        raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found {type(g).__name__}")
+        raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found {type_name(g)}")
     return g
 
 
@@ -104,7 +104,7 @@ def _feature(name: str, arr, rows: int, what: str, on_device: bool = False):
         if hasattr(arr, "detach") and hasattr(arr, "numpy"):
             arr = arr.detach().numpy()
         else:
-            raise TypeError(f"argument '{name}': expected a NumPy array, found {type(arr).__name__}")
+            raise TypeError(f"argument '{name}': expected a NumPy array, found {type_name(arr)}")
     allowed = _DEVICE_FLOAT_DTYPES if on_device else _FLOAT_DTYPES
     if np.dtype(arr.dtype) not in allowed:
         if on_device:

@@ -29,7 +29,7 @@ from torch import nn
 
 from . import _cuda
 from . import sparse as _sparse
-from ._validate import check_choice
+from ._validate import check_choice, type_name
 from .graph import Graph
 
 __all__ = ["spmm", "sddmm", "edge_softmax", "GraphConv", "GATConv", "SAGEConv", "ops"]
@@ -52,7 +52,7 @@ def _array(t: torch.Tensor | None, name: str):
     if t is None:
         return None
     if not isinstance(t, torch.Tensor):
-        raise TypeError(f"argument '{name}': expected a torch.Tensor, found {type(t).__name__}")
+        raise TypeError(f"argument '{name}': expected a torch.Tensor, found {type_name(t)}")
     t = t.detach().contiguous()
     device = _device_type(t)
     if device == "cpu":

@@ -17,7 +17,7 @@ import numpy as np
 from . import _memory
 from ._config import resolve_backend
 from ._cuda import to_host
-from ._validate import check_choice, check_int_scalar, check_real_scalar
+from ._validate import check_choice, check_int_scalar, check_real_scalar, type_name
 from .dispatch import Plan, how_to_build, plan, register_planner
 from .dispatch import csc_rows_sorted as _csc_rows_sorted
 from .graph.dynamic import holding_graph_lock
@@ -155,7 +155,7 @@ def _check_graph(g):
     if isinstance(g, DynamicGraph):
         return
     if not isinstance(g, Graph):
-        raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found {type(g).__name__}")
+        raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found {type_name(g)}")
     if g.num_src != g.num_dst:
         raise ValueError(f"argument 'g': BFS needs a square graph, found {g.num_src} sources and {g.num_dst} "
                          f"destinations")
@@ -204,7 +204,7 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
     alpha = check_real_scalar("alpha", alpha, low=0, low_open=True)
     beta = check_real_scalar("beta", beta, low=0, low_open=True)
     if batch is not None and not isinstance(batch, (bool, np.bool_)):
-        raise TypeError(f"argument 'batch': expected None, True or False, found {type(batch).__name__} {batch!r}")
+        raise TypeError(f"argument 'batch': expected None, True or False, found {type_name(batch)} {batch!r}")
     if (source is None) == (sources is None):
         raise ValueError("arguments 'source' and 'sources': give exactly one of them")
     g = _as_searchable(g, algorithm)

@@ -23,7 +23,7 @@ from collections import Counter
 
 import numpy as np
 
-from .._validate import as_index_array, check_int_scalar, to_host_array
+from .._validate import as_index_array, check_int_scalar, to_host_array, type_name
 from ..errors import DistributedError
 
 __all__ = [
@@ -224,7 +224,7 @@ def check_values(name: str, values, size: int) -> np.ndarray | None:
 def check_vertex(name: str, value, n: int) -> int:
     """An integer vertex id in ``[0, n)`` (Python or NumPy integer, not bool)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"argument '{name}': expected an integer vertex id, found {type(value).__name__} {value!r}")
+        raise TypeError(f"argument '{name}': expected an integer vertex id, found {type_name(value)} {value!r}")
     if not 0 <= int(value) < n:
         raise ValueError(f"argument '{name}': expected a vertex id in [0, {n}), found {int(value)}")
     return int(value)

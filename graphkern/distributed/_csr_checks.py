@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .._validate import as_index_array, check_indptr, check_int_scalar, to_host_array
+from .._validate import as_index_array, check_indptr, check_int_scalar, to_host_array, type_name
 from ._agree import check_counts, check_offsets, check_shape, check_values, key
 
 # The O(local nnz) scan of a built object's ids runs once per set of arrays: the object remembers the
@@ -182,7 +182,7 @@ def check_structure(A, comm, name: str = "A", cls=None) -> None:
     the ids and the cells runs once per set of arrays (see :func:`mark_checked`).
     """
     if cls is not None and not isinstance(A, cls):
-        raise TypeError(f"argument '{name}': expected a {cls.__name__}, found {type(A).__name__}")
+        raise TypeError(f"argument '{name}': expected a {cls.__name__}, found {type_name(A)}")
     parts, rank = comm.size, comm.rank
     shape = check_shape(f"{name}.shape", A.shape)
     rows = check_offsets(f"{name}.row_offsets", A.row_offsets, parts, shape[0])
@@ -192,7 +192,7 @@ def check_structure(A, comm, name: str = "A", cls=None) -> None:
         if not isinstance(arr, np.ndarray) or arr.dtype != np.int64 or arr.ndim != 1:
             raise TypeError(
                 f"argument '{name}.{field}': expected a 1-D int64 array, found "
-                f"{type(arr).__name__}{'' if not isinstance(arr, np.ndarray) else f' of {arr.dtype}'}"
+                f"{type_name(arr)}{'' if not isinstance(arr, np.ndarray) else f' of {arr.dtype}'}"
             )
     n_local = int(rows[rank + 1] - rows[rank])
     if A.indptr.size != n_local + 1:
@@ -204,7 +204,7 @@ def check_structure(A, comm, name: str = "A", cls=None) -> None:
 
     xcsr = isinstance(A, XCSR)
     if xcsr and not isinstance(A.cell_counts, np.ndarray):
-        raise TypeError(f"argument '{name}.cell_counts': expected an int64 array, found {type(A.cell_counts).__name__}")
+        raise TypeError(f"argument '{name}.cell_counts': expected an int64 array, found {type_name(A.cell_counts)}")
     if A.__dict__.get(CHECKED) != _identity(A):
         check_indptr(f"{name}.indptr", A.indptr, A.indices.size)
         _check_ids(f"{name}.indices", A.indices, shape[1])

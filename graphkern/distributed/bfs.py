@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._validate import type_name
 from ._agree import agree, check_grid_shape, check_vertex, local_check
 from ._comm import alltoall_counts, alltoallv_records, as_counting, exclusive_scan, require_host_backend
 from ._csr_checks import check_root, check_structure, invariants
@@ -142,7 +143,7 @@ def bfs_1d(A: DistCSR, source: int) -> DistBFSResult:
     """
     require_host_backend("graphkern.distributed.bfs_1d")
     if not isinstance(A, DistCSR):
-        raise TypeError(f"bfs_1d: argument 'A': expected a DistCSR, found {type(A).__name__}")
+        raise TypeError(f"bfs_1d: argument 'A': expected a DistCSR, found {type_name(A)}")
     comm = as_counting(A.comm)
     source, problem = local_check(_square_and_source, A, comm, source)
     agree(comm, "bfs_1d", problem, None if problem else {**invariants(A), "argument 'source'": source})

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_index_array, check_int_scalar
+from .._validate import as_index_array, check_int_scalar, type_name
 from ._agree import agree, check_grid_shape, check_offsets, check_values, key, local_check
 from ._comm import alltoall_counts, alltoallv_records, as_counting
 from ._csr_checks import CHECKED
@@ -115,7 +115,7 @@ class Block2D:
         grid shape, the bounds or the value dtype.
         """
         if not isinstance(grid, Grid2D):
-            raise TypeError(f"Block2D.from_edges: argument 'grid': expected a Grid2D, found {type(grid).__name__}")
+            raise TypeError(f"Block2D.from_edges: argument 'grid': expected a Grid2D, found {type_name(grid)}")
         got, problem = local_check(_edges, grid, src, dst, n, values, row_bounds, col_bounds)
         same = None
         if not problem:
@@ -254,7 +254,7 @@ def _mark(block):
 def _block_structure(block):
     """This rank's checks of a built block: the O(P) ones every call, the scan of its ids once."""
     if not isinstance(block, Block2D):
-        raise TypeError(f"argument 'block': expected a Block2D, found {type(block).__name__}")
+        raise TypeError(f"argument 'block': expected a Block2D, found {type_name(block)}")
     grid = block.grid
     n = check_int_scalar("block.n", block.n, 0)
     rb = check_offsets("block.row_bounds", block.row_bounds, grid.pr, n)
@@ -263,7 +263,7 @@ def _block_structure(block):
     for name in ("indptr", "indices"):
         arr = getattr(block, name)
         if not isinstance(arr, np.ndarray) or arr.dtype != np.int64 or arr.ndim != 1:
-            raise TypeError(f"argument 'block.{name}': expected a 1-D int64 array, found {type(arr).__name__}")
+            raise TypeError(f"argument 'block.{name}': expected a 1-D int64 array, found {type_name(arr)}")
     sources = int(cb[j + 1] - cb[j])
     if block.indptr.size != sources + 1:
         raise ValueError(f"argument 'block.indptr': expected {sources + 1} entries (the sources of column block "
@@ -295,7 +295,7 @@ def check_block(block, where: str, problem: str | None = None, same: dict | None
     """Collective: the block's own checks, plus a ``problem`` and ``same`` arguments of the caller, in one
     agreement step. ``block`` must be a Block2D on every rank (its grid holds the communicator)."""
     if not isinstance(block, Block2D):
-        raise TypeError(f"{where}: argument 'block': expected a Block2D, found {type(block).__name__}")
+        raise TypeError(f"{where}: argument 'block': expected a Block2D, found {type_name(block)}")
     _, mine = local_check(_block_structure, block)
     problem = problem or mine
     agree(block.grid.comm, where, problem, None if problem else {**block_same(block), **(same or {})})

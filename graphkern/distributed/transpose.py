@@ -27,6 +27,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._validate import type_name
 from ..kernels.cpu import distributed as _pack
 from ..kernels.cpu import sort as _sort
 from ._agree import agree, local_check
@@ -257,7 +258,7 @@ def _validate(A, where: str, **same) -> object:
     """Collective check of ``A`` (and of the arguments in ``same``, which must agree across ranks);
     returns the communicator to use."""
     if not isinstance(A, DistCSR):
-        raise TypeError(f"{where}: argument 'A': expected a DistCSR or XCSR, found {type(A).__name__}")
+        raise TypeError(f"{where}: argument 'A': expected a DistCSR or XCSR, found {type_name(A)}")
     comm = as_counting(A.comm)
 
     def local():
@@ -282,7 +283,7 @@ def gather_to_root_transpose(A: DistCSR, root: int = 0) -> DistCSR:
     """
     require_host_backend("graphkern.distributed.gather_to_root_transpose")
     if not isinstance(A, DistCSR):  # an XCSR is refused collectively by A.gather
-        raise TypeError(f"gather_to_root_transpose: argument 'A': expected a DistCSR, found {type(A).__name__}")
+        raise TypeError(f"gather_to_root_transpose: argument 'A': expected a DistCSR, found {type_name(A)}")
     whole = A.gather(root)
     comm = A.comm
     if comm.rank == root:

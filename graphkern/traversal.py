@@ -33,7 +33,7 @@ _SLOTS_BELOW = 16
 # top-down levels whose frontier has fewer out-edges than this run on one thread, back to back in one
 # compiled call (top_down_serial_levels): a parallel step costs tens of microseconds to launch and sync,
 # which dominates a high-diameter graph's thousands of small levels. Measured by the path and grid rows
-# of `python tools/compare_peers.py --family bfs`.
+# of `python tools/compare_peers.py --family diameter` (figures in docs/performance.md).
 SERIAL_LEVEL_EDGES = 1 << 13
 # levels one serial call records before it returns to the driver (the size of its per-level count buffer)
 _SERIAL_LEVELS_PER_CALL = 4096

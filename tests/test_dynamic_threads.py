@@ -5,7 +5,7 @@ Writers touch disjoint sets of edges (thread ``t`` only sources ``s`` with ``s %
 batches commute and the final edge set is the same whatever the interleaving: a serial replay of every
 batch on a fresh graph gives it. Unserialized, two batches rewrite the packed arrays at once (a reader
 then indexes arrays of another layout), which corrupts the graph or crashes the process; the hammer runs
-in a child process so that a crash is a failed test, not a dead test session.
+in a child process so that a crash is a failed test, not a dead pytest run.
 """
 
 import os

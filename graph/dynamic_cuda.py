@@ -95,12 +95,8 @@ def _run_warm_up():
     dg.apply(insert=(src, (src + 1) % 8), delete=(src, src))
     dg.snapshot()
     dg.edges()
-    global WIDE_WINDOW
-    wide, WIDE_WINDOW = WIDE_WINDOW, 0  # an in-place insertion by the grid-wide kernels
-    try:
-        dg.apply(insert=(np.array([5, 6]), np.array([2, 3])))
-    finally:
-        WIDE_WINDOW = wide
+    dg._wide_window = 0  # an in-place insertion by the grid-wide kernels (this graph only)
+    dg.apply(insert=(np.array([5, 6]), np.array([2, 3])))
 
 
 class CudaDynamicGraph(DynamicGraph):
@@ -117,6 +113,7 @@ class CudaDynamicGraph(DynamicGraph):
         self._lock = threading.RLock()  # serializes every call that reads or writes the storage
         self._n = self._check_nodes(num_nodes)
         self._device = "cuda"
+        self._wide_window = None  # the WIDE_WINDOW this graph uses; None: the module's, read at each batch
         self._watchers = weakref.WeakSet()  # change logs of incremental searches (IncrementalBFS)
         self._version = 0
         self._snapshot_cache = None
@@ -315,7 +312,7 @@ class CudaDynamicGraph(DynamicGraph):
             K.group_starts[_grid(k)](flags, ranks, starts)
             done = _cuda.empty(k, np.int64)
             width = self._leaf << level
-            if width > WIDE_WINDOW:
+            if width > (WIDE_WINDOW if self._wide_window is None else self._wide_window):
                 self._merge_wide(level, windows, keys, ids, flags, ranks, starts, done)
             else:
                 block = WARP if width <= SMALL_WINDOW else BLOCK

@@ -54,3 +54,32 @@ class TopDownSharedMap:
 
     def time_bfs(self, scale):
         gk.bfs(self.g, self.root, algorithm="top_down")
+
+
+class HighDiameter:
+    """Thousands of small levels, where each level's fixed cost shows: a 1000 x 1000 grid with shuffled ids
+    and a path of 10^5 vertices (small levels run on one thread: ``graphkern.traversal.SERIAL_LEVEL_EDGES``)."""
+
+    params = [["grid", "path"], ["direction_optimizing", "top_down"]]
+    param_names = ["graph", "algorithm"]
+    timeout = 600
+
+    def setup(self, graph, algorithm):
+        if graph == "grid":
+            side = 1000
+            ids = np.arange(side * side).reshape(side, side)
+            perm = np.random.default_rng(0).permutation(ids.size)
+            a = perm[np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])]
+            b = perm[np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])]
+            self.root = int(perm[0])
+        else:
+            a = np.arange(100_000 - 1)
+            b = a + 1
+            self.root = 0
+        self.g = gk.Graph.from_coo(np.concatenate([a, b]), np.concatenate([b, a]))
+        self.g.csc()
+        res = gk.bfs(self.g, self.root, algorithm=algorithm)  # compile, then validate before timing
+        gk.graph500.validate(self.g, self.root, res.parents, res.levels)
+
+    def time_bfs(self, graph, algorithm):
+        gk.bfs(self.g, self.root, algorithm=algorithm)

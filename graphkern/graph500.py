@@ -171,9 +171,9 @@ def validate(g, source: int, parents, levels=None, *, directed: bool = False) ->
     if g.num_src != g.num_dst:
         raise ValueError(f"argument 'g': expected a square graph (a search tree lives on one vertex set), found "
                          f"{g.num_src} sources and {g.num_dst} destinations")
-    source = check_int_scalar("source", source, low=0, high=max(g.num_src - 1, 0))
     if g.num_src == 0:
         raise ValueError("argument 'g': expected a graph with vertices, found 0 (a search needs a source)")
+    source = check_int_scalar("source", source, low=0, high=g.num_src - 1)
     g = g.to("cpu")  # the check reads the edge list on the host (device results come back once)
     n = g.num_src
     parents = to_host(parents)

@@ -514,12 +514,11 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
         if not spmsv and scout < SERIAL_LEVEL_EDGES:
             t0 = time.perf_counter()
             # the frontier is never in queue_buf at the top of the loop (each step leaves it in spare_buf)
-            queue = queue_buf
             found_per_level = _borrow(g, borrowed, "bfs_serial_found", lambda f: True,
                                       lambda: np.empty(_SERIAL_LEVELS_PER_CALL, dtype=np.int64))
-            queue[:frontier.size] = frontier
+            queue_buf[:frontier.size] = frontier
             start, count, last_level, scout, edges_to_check, done = _bfs.top_down_serial_levels(
-                indptr, indices, queue, frontier.size, parents, levels, visited, level, scout, SERIAL_LEVEL_EDGES,
+                indptr, indices, queue_buf, frontier.size, parents, levels, visited, level, scout, SERIAL_LEVEL_EDGES,
                 edges_to_check, float(alpha) if algorithm == "direction_optimizing" else 0.0, found_per_level)
             if done:
                 trace.append(_SerialLevels(level + 1, int(frontier.size), found_per_level[:done].copy(),
@@ -527,7 +526,7 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
                 reached += int(count - frontier.size)
                 level = int(last_level)
                 scout = int(scout)
-                frontier = queue[start:count]
+                frontier = queue_buf[start:count]
                 queue_buf, spare_buf = spare_buf, queue_buf
                 continue
         edges_to_check -= scout

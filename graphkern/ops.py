@@ -13,83 +13,11 @@ distinct targets in u, v, e; ``copy_u(g, x)`` and ``copy_v(g, x)`` (one value pe
 
 from __future__ import annotations
 
+from ._op_names import OP_NAMES, bind
 from .sparse import sddmm, spmm
 
-_SPMM_BINARY = ("add", "sub", "mul", "div")
-_REDUCERS = ("sum", "max", "min", "mean")
-_TARGET_WORDS = {"u": "source nodes", "v": "destination nodes", "e": "edges"}
 __all__: list[str] = []
-
-
-def _make_spmm(op, reduce):
-    def func(g, x, y, **kwargs):
-        return spmm(g, op, reduce, x, y, **kwargs)
-
-    func.__doc__ = (f"``out[v] = {reduce} over in-edges (u, e, v) of x[u] {op} y[e]``: "
-                    f"``spmm(g, '{op}', '{reduce}', x, y)``.")
-    return func
-
-
-def _make_copy(kind, reduce):
-    if kind == "u":
-        def func(g, x, **kwargs):
-            return spmm(g, "copy_lhs", reduce, x, None, **kwargs)
-        what, call = "x[u]", f"spmm(g, 'copy_lhs', '{reduce}', x)"
-    else:
-        def func(g, x, **kwargs):
-            return spmm(g, "copy_rhs", reduce, None, x, **kwargs)
-        what, call = "x[e]", f"spmm(g, 'copy_rhs', '{reduce}', None, x)"
-    func.__doc__ = f"``out[v] = {reduce} over in-edges (u, e, v) of {what}``: ``{call}``."
-    return func
-
-
-def _make_sddmm(lhs_target, op, rhs_target):
-    def func(g, x, y, **kwargs):
-        return sddmm(g, op, x, y, lhs_target, rhs_target, **kwargs)
-
-    func.__doc__ = (f"``out[e] = {op}(x at the {_TARGET_WORDS[lhs_target]}, y at the {_TARGET_WORDS[rhs_target]})`` "
-                    f"for every edge e: ``sddmm(g, '{op}', x, y, '{lhs_target}', '{rhs_target}')``.")
-    return func
-
-
-for _op in _SPMM_BINARY:
-    for _r in _REDUCERS:
-        _name = f"u_{_op}_e_{_r}"
-        globals()[_name] = _make_spmm(_op, _r)
-        globals()[_name].__name__ = _name
-        __all__.append(_name)
-for _kind in ("u", "e"):
-    for _r in _REDUCERS:
-        _name = f"copy_{_kind}_{_r}"
-        globals()[_name] = _make_copy(_kind, _r)
-        globals()[_name].__name__ = _name
-        __all__.append(_name)
-for _l in ("u", "v", "e"):
-    for _rt in ("u", "v", "e"):
-        if _l == _rt:
-            continue
-        for _op in ("add", "sub", "mul", "div", "dot"):
-            _name = f"{_l}_{_op}_{_rt}"
-            globals()[_name] = _make_sddmm(_l, _op, _rt)
-            globals()[_name].__name__ = _name
-            __all__.append(_name)
-
-
-def copy_u(g, x, **kwargs):
-    """``out[e] = x[src(e)]`` for every edge: ``sddmm(g, 'copy_lhs', x, None, 'u')``."""
-    return sddmm(g, "copy_lhs", x, None, "u", "v", **kwargs)
-
-
-def copy_v(g, x, **kwargs):
-    """``out[e] = x[dst(e)]`` for every edge: ``sddmm(g, 'copy_rhs', None, x, 'u', 'v')``."""
-    return sddmm(g, "copy_rhs", None, x, "u", "v", **kwargs)
-
-
-def copy_e(g, x, **kwargs):
-    """``x`` itself: edge features are already one row per edge (DGL runs no kernel either)."""
-    del g, kwargs
-    return x
-
-
-__all__ += ["copy_u", "copy_v", "copy_e"]
-del _op, _r, _kind, _l, _rt, _name
+for _spec in OP_NAMES:
+    globals()[_spec.name] = bind(_spec, spmm, sddmm, keywords=True)
+    __all__.append(_spec.name)
+del _spec

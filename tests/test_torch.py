@@ -135,7 +135,7 @@ def test_gradients_on_a_float32_real_graph():
 
 def test_tensors_are_shared_not_copied(g):
     x = torch.rand(N, 3, dtype=torch.float64)
-    view = gkt._array(x, "x")
+    view = gkt._tensors._array(x, "x")
     assert view.ctypes.data == x.data_ptr()
     out = gkt.spmm(g, "copy_lhs", "sum", x)
     assert isinstance(out, torch.Tensor) and out.dtype == torch.float64
@@ -163,7 +163,7 @@ def test_tensor_on_another_device_says_which():
         pytest.skip("torch without devices")
     fake = torch.ones(2, 2, device="meta")
     with pytest.raises(TypeError, match="CPU or on a CUDA device, found one on meta"):
-        gkt._array(fake, "x")
+        gkt._tensors._array(fake, "x")
 
 
 def test_cuda_tensor_without_a_gpu_says_why(g, monkeypatch):
@@ -173,7 +173,7 @@ def test_cuda_tensor_without_a_gpu_says_why(g, monkeypatch):
 
     if cuda_status()[0]:
         pytest.skip("a GPU (or the simulator) is usable here")
-    monkeypatch.setattr(gkt, "_device_type", lambda t: "cuda")
+    monkeypatch.setattr(gkt._tensors, "_device_type", lambda t: "cuda")
     with pytest.raises(BackendUnavailableError, match="backend 'cuda' is not usable"):
         gkt.copy_u_sum(g, _rand(N, 2, seed=1))
 

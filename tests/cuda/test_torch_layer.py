@@ -36,9 +36,9 @@ class DeviceBoundary:
             self.results += 1
             return torch.from_numpy(a.copy_to_host())
 
-        monkeypatch.setattr(gkt, "_device_type", lambda t: "cuda")
-        monkeypatch.setattr(gkt, "_device_view", view)
-        monkeypatch.setattr(gkt, "_tensor_from_device", result)
+        monkeypatch.setattr(gkt._tensors, "_device_type", lambda t: "cuda")
+        monkeypatch.setattr(gkt._tensors, "_device_view", view)
+        monkeypatch.setattr(gkt._tensors, "_tensor_from_device", result)
 
 
 def _graph(case="multi_edges"):

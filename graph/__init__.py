@@ -2,6 +2,7 @@
 snapshots (:mod:`graphkern.graph.temporal`)."""
 
 from . import temporal
+from .build import undirected
 from .dynamic import DynamicGraph
 from .generators import (
     GRAPH500_SEED,
@@ -17,5 +18,5 @@ from .io import load, read_edgelist, read_mtx, save
 __all__ = [
     "Graph", "COO", "CSR", "CSC", "FORMATS", "DynamicGraph",
     "kronecker_edges", "kronecker", "uniform_edges", "uniform", "graph500_random_doubles", "GRAPH500_SEED",
-    "read_edgelist", "read_mtx", "save", "load", "temporal",
+    "undirected", "read_edgelist", "read_mtx", "save", "load", "temporal",
 ]

@@ -143,11 +143,14 @@ def kronecker(scale: int, edgefactor: int = 16, seed=GRAPH500_SEED, *, simple: b
 
     src, dst = kronecker_edges(scale, edgefactor, seed, progress=progress)
     n = 1 << scale
+    if simple:
+        from .build import undirected
+
+        return undirected(src, dst, n, idtype=idtype)
     loops = src == dst
     both_src = np.concatenate([src, dst[~loops]])
     both_dst = np.concatenate([dst, src[~loops]])
-    g = Graph.from_coo(both_src, both_dst, num_nodes=n, idtype=idtype)
-    return g.simple() if simple else g
+    return Graph.from_coo(both_src, both_dst, num_nodes=n, idtype=idtype)
 
 
 def uniform_edges(num_nodes: int, num_edges: int, seed: int = 0, *, dtype=None):

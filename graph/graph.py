@@ -100,10 +100,10 @@ class Graph:
     """
 
     __slots__ = ("_num_src", "_num_dst", "_num_edges", "_num_edge_ids", "_idtype", "_allowed", "_formats",
-                 "_identity", "_is_block", "edata", "ndata", "_cache", "_device", "__weakref__")
+                 "_identity", "_is_block", "edata", "ndata", "_cache", "_device", "_symmetric", "__weakref__")
 
     def __init__(self, *, _num_src, _num_dst, _num_edges, _idtype, _allowed, _formats, _identity, _is_block,
-                 _num_edge_ids=None, _device="cpu"):
+                 _num_edge_ids=None, _device="cpu", _symmetric=False):
         self._num_src = int(_num_src)
         self._num_dst = int(_num_dst)
         self._num_edges = int(_num_edges)
@@ -122,6 +122,9 @@ class Graph:
         self._cache: dict = {}
         # "cpu": the formats are NumPy arrays; "cuda": numba device arrays, built by the CUDA sort kernels
         self._device = _device
+        # the edge set equals its reverse (u -> v exactly when v -> u, as often): the CSR's arrays are
+        # then also the in-edge adjacency, and a search pulls through them without building a CSC
+        self._symmetric = bool(_symmetric)
         self._restrict_to_allowed()
 
     # ------------------------------------------------------------------ construction
@@ -183,6 +186,16 @@ class Graph:
         """``arr`` itself when it is new memory, else a copy: a graph never keeps a buffer its caller
         can still change (a changed id after validation would send a compiled kernel out of bounds)."""
         return arr.copy() if isinstance(caller, np.ndarray) and np.may_share_memory(arr, caller) else arr
+
+    @classmethod
+    def _symmetric_csr(cls, indptr: np.ndarray, indices: np.ndarray) -> "Graph":
+        """A graph on arrays made here (nothing to copy or validate) whose CSR rows are sorted and whose
+        edge set is symmetric; edge ids are CSR positions."""
+        g = cls(_num_src=indptr.size - 1, _num_dst=indptr.size - 1, _num_edges=indices.size, _idtype=indices.dtype,
+                _allowed=FORMATS, _formats={"csr": (indptr, indices, None)}, _identity={"csr"}, _is_block=False,
+                _symmetric=True)
+        g._cache["sorted_csr"] = CSR(indptr, indices, None)
+        return g
 
     @staticmethod
     def _id_space(num_edge_ids, num_edges: int) -> int:
@@ -528,7 +541,8 @@ class Graph:
         formats = {name: tuple(move(x) for x in arrays) for name, arrays in self._formats.items()}
         g = Graph(_num_src=self._num_src, _num_dst=self._num_dst, _num_edges=self._num_edges,
                   _num_edge_ids=self._num_edge_ids, _idtype=self._idtype, _allowed=self._allowed,
-                  _formats=formats, _identity=self._identity, _is_block=self._is_block, _device=device)
+                  _formats=formats, _identity=self._identity, _is_block=self._is_block, _device=device,
+                  _symmetric=self._symmetric)
         movable = lambda v: isinstance(v, np.ndarray) or is_device_array(v)  # noqa: E731
         g.edata = {k: move(v) if movable(v) else v for k, v in self.edata.items()}
         g.ndata = {k: move(v) if movable(v) else v for k, v in self.ndata.items()}
@@ -558,7 +572,8 @@ class Graph:
         g = Graph(_num_src=self._num_src, _num_dst=self._num_dst, _num_edges=self._num_edges,
                   _num_edge_ids=self._num_edge_ids, _device=self._device,
                   _idtype=self._idtype, _allowed=self._allowed if allowed is None else allowed,
-                  _formats=self._formats, _identity=self._identity, _is_block=self._is_block)
+                  _formats=self._formats, _identity=self._identity, _is_block=self._is_block,
+                  _symmetric=self._symmetric)
         g.edata = dict(self.edata)
         g.ndata = dict(self.ndata)
         return g
@@ -651,6 +666,12 @@ class Graph:
         """True when slot ``j`` of format ``name`` holds edge ``j`` (kernels skip the indirection)."""
         return name in self._identity
 
+    def _in_adjacency(self) -> tuple:
+        """``(indptr, indices)`` listing each destination's sources: the CSC's, or on a symmetric graph the
+        CSR's own arrays (the same lists, with no CSC built). For searches, which need no edge ids."""
+        indptr, indices, _ = self._raw("csr" if self._symmetric and "csr" in self._allowed else "csc")
+        return indptr, indices
+
     # ------------------------------------------------------------------ queries and transforms
 
     def _degrees(self, compressed: str, coo_column: int, count: int) -> np.ndarray:
@@ -709,7 +730,8 @@ class Graph:
         g = Graph(_num_src=self._num_dst, _num_dst=self._num_src, _num_edges=self._num_edges,
                   _num_edge_ids=self._num_edge_ids,
                   _idtype=self._idtype, _allowed={swap[f] for f in self._allowed}, _formats=formats,
-                  _identity={swap[f] for f in self._identity}, _is_block=self._is_block, _device=self._device)
+                  _identity={swap[f] for f in self._identity}, _is_block=self._is_block, _device=self._device,
+                  _symmetric=self._symmetric)
         g.edata = dict(self.edata)
         return g
 
@@ -736,7 +758,8 @@ class Graph:
         g = Graph(_num_src=self._num_src, _num_dst=self._num_dst, _num_edges=int(kept_before[-1]),
                   _idtype=self._idtype, _allowed=self._allowed | {"csr"},
                   _formats={"csr": (new_indptr, indices[keep], None)}, _identity={"csr"},
-                  _is_block=self._is_block)
+                  _is_block=self._is_block, _symmetric=self._symmetric)
+        g._cache["sorted_csr"] = CSR(*g._formats["csr"])  # rows stay sorted: the validator's binary search reuses them
         g.ndata = dict(self.ndata)
         return (g, eids[keep]) if return_eids else g
 

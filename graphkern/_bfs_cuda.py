@@ -103,7 +103,7 @@ def search(g, source: int, algorithm: str, alpha: float, beta: float):
     indptr, indices, _ = dg._raw("csr")
     thresholds = _thresholds()
     if algorithm != "top_down":
-        in_indptr, in_indices, _ = dg._raw("csc")
+        in_indptr, in_indices = dg._in_adjacency()
         heavy, heavy_ctr = _heavy_lists(dg, in_indptr, n, thresholds)
     else:  # never pulls: the csr stands in for the csc, with empty heavy lists
         in_indptr, in_indices = indptr, indices

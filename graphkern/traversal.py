@@ -19,7 +19,6 @@ from ._config import resolve_backend
 from ._cuda import to_host
 from ._validate import check_choice, check_int_scalar, check_real_scalar, type_name
 from .dispatch import Plan, how_to_build, plan, register_planner
-from .dispatch import csc_rows_sorted as _csc_rows_sorted
 from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import bfs as _bfs
 
@@ -252,7 +251,7 @@ def _multi_source(g, roots: list[int]) -> list[BFSResult]:
 
     n = g.num_src
     indptr, indices, _ = g._raw("csr")
-    in_indptr, in_indices, _ = g._raw("csc")
+    in_indptr, in_indices = g._in_adjacency()
     dtype = g.idtype
     bounds = _nnz_balanced_row_bounds(in_indptr, max(1, numba.get_num_threads() * 8))
     seen = np.empty(n, dtype=np.uint64)
@@ -434,6 +433,17 @@ def _search(g, source: int, algorithm: str, alpha: float, beta: float) -> BFSRes
         g._cache.update(borrowed)
 
 
+def _in_rows_sorted(g) -> bool:
+    """Whether each vertex's in-neighbours are listed in ascending order (checked once per graph): the
+    SpMSV pull then stops at the highest-labelled parent."""
+    flag = g._cache.get("in_adjacency_sorted")
+    if flag is None:
+        from .kernels.cpu.sort import rows_are_sorted
+
+        flag = g._cache["in_adjacency_sorted"] = bool(rows_are_sorted(*g._in_adjacency()))
+    return flag
+
+
 def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, borrowed: dict) -> BFSResult:
     import numba
 
@@ -441,7 +451,7 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
     indptr, indices, _ = g._raw("csr")
     in_indptr = in_indices = None
     if algorithm != "top_down":
-        in_indptr, in_indices, _ = g._raw("csc")
+        in_indptr, in_indices = g._in_adjacency()
     dtype = g.idtype
     # work buffers live with the graph between searches (first-touch page faults cost as much as a level)
     work = _borrow(g, borrowed, "bfs_work", lambda w: True,
@@ -481,7 +491,7 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
             # a byte per vertex: faster than GAP's bit map on the big levels while the byte map still
             # fits the L2 (`python tools/compare_peers.py --family bfs`)
             if spmsv:
-                pull = _bfs.spmsv_pull_step_sorted if _csc_rows_sorted(g) else _bfs.spmsv_pull_step
+                pull = _bfs.spmsv_pull_step_sorted if _in_rows_sorted(g) else _bfs.spmsv_pull_step
             else:
                 if not hubs_looked_up:  # once a search: _hubs counts the searches
                     hubs = _hubs(g, in_indptr, in_indices, indptr)

@@ -200,14 +200,14 @@ def test_isolated_source_and_empty_graph():
 def test_spmsv_takes_the_highest_labelled_parent_and_is_deterministic(csc_sorted):
     import numba
 
-    from graphkern.traversal import _csc_rows_sorted
+    from graphkern.traversal import _in_rows_sorted
 
     src, dst = gk.graph.kronecker_edges(12)
     if csc_sorted:
-        g = gk.graph.kronecker(12)  # simple(): CSR rows sorted, so the CSC (its transpose) is sorted too
+        g = gk.graph.kronecker(12)  # symmetric with sorted rows: its CSR is its in-adjacency
     else:
         g = gk.Graph.from_coo(np.concatenate([src, dst]), np.concatenate([dst, src]))  # CSC in COO order
-    assert _csc_rows_sorted(g) == csc_sorted
+    assert _in_rows_sorted(g) == csc_sorted
     r = gk.bfs(g, 1834, algorithm="spmsv")
     gk.graph500.validate(g, 1834, r.parents, r.levels)
     csc = g.csc()

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validate import to_host_array, type_name
 from .graph import Graph
+from .transform import BatchInfo, edges_by_id
 
 __all__ = ["to_edge_index", "from_dgl", "to_dgl", "from_pyg", "to_pyg"]
 
@@ -38,7 +39,7 @@ def to_edge_index(g: Graph) -> np.ndarray:
     [[2, 0], [1, 2]]
     """
     g = _require_graph(g)
-    src, dst = g.edges()
+    src, dst, _ = edges_by_id(g)
     out = np.empty((2, g.num_edges), dtype=np.int64)
     out[0] = src
     out[1] = dst
@@ -80,8 +81,6 @@ def from_dgl(dg, *, idtype=None, formats=None) -> Graph:
     num_nodes = (num_src, num_dst) if bipartite else num_src
     if idtype is None:
         idtype = _torch_idtype_to_numpy(dg.idtype)
-    from .transform import BatchInfo
-
     g = Graph.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype, formats=formats)
     size = int(getattr(dg, "batch_size", 1))
     if size > 1 and not bipartite:
@@ -121,7 +120,7 @@ def to_dgl(g: Graph):
     g = _require_graph(g)
     torch = _import("torch", "to_dgl()")
     dgl = _import("dgl", "to_dgl()")
-    src, dst = g.edges()
+    src, dst, _ = edges_by_id(g)
     tid = torch.int32 if g.idtype == np.int32 else torch.int64
     u = torch.from_numpy(np.ascontiguousarray(src)).to(tid)
     v = torch.from_numpy(np.ascontiguousarray(dst)).to(tid)

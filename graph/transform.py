@@ -21,7 +21,7 @@ import numpy as np
 from .._validate import INT32_MAX, as_index_array, check_ids_in_range, to_host_array, type_name
 from .graph import Graph
 
-__all__ = ["BatchInfo", "add_self_loop", "remove_self_loop", "batch", "unbatch", "node_subgraph",
+__all__ = ["BatchInfo", "edges_by_id", "add_self_loop", "remove_self_loop", "batch", "unbatch", "node_subgraph",
            "in_subgraph", "batch_num_nodes", "batch_num_edges"]
 
 
@@ -54,17 +54,34 @@ class BatchInfo:
 def _require_graph(name: str, g) -> Graph:
     if not isinstance(g, Graph):
         raise TypeError(f"argument '{name}': expected a graphkern Graph, found {type_name(g)}")
-    g._require_host(f"{name}")
+    g._require_host("the transform")
     return g
 
 
-def _edges_by_id(g: Graph):
-    """``(src, dst, eids)`` with ``eids`` ascending: the edge list in edge-id order, ids included."""
-    src, dst = g.edges()
-    if g.num_edge_ids == g.num_edges:
+def edges_by_id(g: Graph):
+    """``(src, dst, eids)`` in ascending edge-id order, ``eids`` int64, from whichever format exists.
+
+    Reads the formats already created and builds none, so a transform never changes its input (not even
+    its format cache) and works on a graph restricted to one format.
+    """
+    f = g._formats
+    if "coo" in f:
+        src, dst, eids = f["coo"]
+    elif "csr" in f:
+        indptr, dst, eids = f["csr"]
+        src = np.repeat(np.arange(g.num_src, dtype=g.idtype), np.diff(indptr))
+    else:
+        indptr, src, eids = f["csc"]
+        dst = np.repeat(np.arange(g.num_dst, dtype=g.idtype), np.diff(indptr))
+    if eids is None:  # slot j holds edge j
         return src, dst, np.arange(g.num_edges, dtype=np.int64)
-    eids = np.sort(g.coo().eids).astype(np.int64)
-    return src, dst, eids
+    if g.num_edge_ids == g.num_edges:  # a permutation: scatter each slot to its id
+        by_id_src, by_id_dst = np.empty_like(src), np.empty_like(dst)
+        by_id_src[eids] = src
+        by_id_dst[eids] = dst
+        return by_id_src, by_id_dst, np.arange(g.num_edges, dtype=np.int64)
+    order = np.argsort(eids, kind="stable")
+    return src[order], dst[order], eids[order].astype(np.int64)
 
 
 def _fit_idtype(idtype: np.dtype, largest: int) -> np.dtype:
@@ -162,7 +179,7 @@ def add_self_loop(g: Graph) -> Graph:
         raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for self-loops, found "
                          f"{g.num_src} source and {g.num_dst} destination nodes")
     n, space = g.num_src, g.num_edge_ids
-    src, dst, eids = _edges_by_id(g)
+    src, dst, eids = edges_by_id(g)
     loops = np.arange(n, dtype=np.int64)
     new_eids = None if space == g.num_edges else np.concatenate([eids, space + loops])
     out = _new_graph(g, np.concatenate([src.astype(np.int64), loops]), np.concatenate([dst.astype(np.int64), loops]),
@@ -196,7 +213,7 @@ def remove_self_loop(g: Graph, *, return_eids: bool = False):
     g = _require_graph("g", g)
     if not isinstance(return_eids, (bool, np.bool_)):
         raise TypeError(f"argument 'return_eids': expected a bool, found {type_name(return_eids)}")
-    src, dst, eids = _edges_by_id(g)
+    src, dst, eids = edges_by_id(g)
     keep = src != dst
     kept = eids[keep]
     out = _new_graph(g, src[keep], dst[keep], g.num_src, g.num_dst, is_block=g.is_block)
@@ -249,7 +266,7 @@ def batch(graphs) -> Graph:
     src_parts, dst_parts, eid_parts = [], [], []
     src_off = dst_off = eid_off = 0
     for g in graphs:
-        src, dst, eids = _edges_by_id(g)
+        src, dst, eids = edges_by_id(g)
         src_parts.append(src.astype(np.int64) + src_off)
         dst_parts.append(dst.astype(np.int64) + dst_off)
         eid_parts.append(eids + eid_off)
@@ -288,7 +305,7 @@ def unbatch(g: Graph) -> list:
     """
     g = _require_graph("g", g)
     info = g._batch or BatchInfo.single(g)
-    src, dst, eids = _edges_by_id(g)
+    src, dst, eids = edges_by_id(g)
     src, dst = src.astype(np.int64), dst.astype(np.int64)
     src_starts = np.concatenate([[0], np.cumsum(info.num_src)])
     dst_starts = np.concatenate([[0], np.cumsum(info.num_dst)])
@@ -364,7 +381,7 @@ def node_subgraph(g: Graph, nodes) -> Graph:
     nids = _node_ids("nodes", nodes, g.num_src)
     new_id = np.full(g.num_src, -1, dtype=np.int64)
     new_id[nids] = np.arange(nids.size)
-    src, dst, eids = _edges_by_id(g)
+    src, dst, eids = edges_by_id(g)
     s, d = new_id[src], new_id[dst]
     keep = (s >= 0) & (d >= 0)
     sub = _new_graph(g, s[keep], d[keep], nids.size, nids.size, is_block=g.is_block)
@@ -395,7 +412,7 @@ def in_subgraph(g: Graph, nodes) -> Graph:
     nids = _node_ids("nodes", nodes, g.num_dst)
     wanted = np.zeros(g.num_dst, dtype=np.bool_)
     wanted[nids] = True
-    src, dst, eids = _edges_by_id(g)
+    src, dst, eids = edges_by_id(g)
     keep = wanted[dst]
     sub = _new_graph(g, src[keep], dst[keep], g.num_src, g.num_dst, is_block=g.is_block)
     sub.parent_eids = _readonly(eids[keep])

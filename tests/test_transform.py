@@ -133,6 +133,24 @@ def test_add_self_loop_widens_int32_only_when_needed():
     assert g.add_self_loop().idtype == np.int32
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_transforms_read_a_graph_restricted_to_one_format_and_build_nothing(fmt):
+    ids = gk.graph.transform.edges_by_id
+    full = gk.Graph.from_csr([0, 3, 5, 6], [1, 0, 1, 2, 1, 0], eids=[4, 0, 5, 1, 3, 2])
+    g = gk.Graph.from_csr([0, 3, 5, 6], [1, 0, 1, 2, 1, 0], eids=[4, 0, 5, 1, 3, 2], formats=fmt)
+    g.formats(fmt)  # only the allowed format exists; CSC is built from the CSR at construction
+    created = g.formats()
+    as_lists = lambda h: [np.asarray(a).tolist() for a in ids(h)]  # noqa: E731
+    assert as_lists(g) == as_lists(full)
+    assert as_lists(g.add_self_loop()) == as_lists(full.add_self_loop())
+    assert as_lists(g.remove_self_loop()) == as_lists(full.remove_self_loop())
+    assert as_lists(g.node_subgraph([2, 0])) == as_lists(full.node_subgraph([2, 0]))
+    assert as_lists(g.in_subgraph([1])) == as_lists(full.in_subgraph([1]))
+    assert [as_lists(p) for p in gk.unbatch(gk.batch([g, full]))] == [as_lists(g), as_lists(full)]
+    np.testing.assert_array_equal(g.to_edge_index(), full.to_edge_index())
+    assert g.formats() == created and g.add_self_loop().formats()["created"] == [fmt]
+
+
 # ------------------------------------------------------------------ batch / unbatch
 
 

@@ -84,8 +84,9 @@ def from_dgl(dg, *, idtype=None, formats=None) -> Graph:
     g = Graph.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype, formats=formats)
     size = int(getattr(dg, "batch_size", 1))
     if size > 1 and not bipartite:
-        nodes = to_host_array("dg.batch_num_nodes()", dg.batch_num_nodes()).astype(np.int64)
-        edges = to_host_array("dg.batch_num_edges()", dg.batch_num_edges()).astype(np.int64)
+        # the counts live on the graph's device; .cpu() brings a CUDA graph's back (they are small)
+        nodes = to_host_array("dg.batch_num_nodes()", dg.batch_num_nodes().cpu()).astype(np.int64)
+        edges = to_host_array("dg.batch_num_edges()", dg.batch_num_edges().cpu()).astype(np.int64)
         g._batch = BatchInfo(nodes, nodes.copy(), edges, edges.copy(), (False,) * size)
     return g
 

@@ -128,9 +128,23 @@ def test_add_self_loop_refuses_a_bipartite_block():
         g.remove_self_loop(return_eids="yes")
 
 
-def test_add_self_loop_widens_int32_only_when_needed():
+def test_add_self_loop_keeps_int32():
     g = gk.Graph.from_coo([0], [1], num_nodes=4, idtype="int32")
     assert g.add_self_loop().idtype == np.int32
+
+
+def test_torch_features_travel_with_their_edges_and_nodes():
+    torch = pytest.importorskip("torch")
+    g = gk.Graph.from_coo([0, 1, 1], [1, 1, 2])
+    g.edata["w"] = torch.tensor([[1.0], [2.0], [3.0]])
+    g.ndata["h"] = torch.tensor([10, 11, 12])
+    assert g.add_self_loop().edata["w"].flatten().tolist() == [1, 2, 3, 1, 1, 1]
+    assert g.remove_self_loop().edata["w"].flatten().tolist() == [1, 3]
+    sub = g.node_subgraph([2, 1])
+    assert sub.ndata["h"].tolist() == [12, 11] and sub.edata["w"].flatten().tolist() == [2, 3]
+    bg = gk.batch([g, g])
+    assert isinstance(bg.edata["w"], torch.Tensor) and bg.edata["w"].shape == (6, 1)
+    assert [p.ndata["h"].tolist() for p in gk.unbatch(bg)] == [[10, 11, 12]] * 2
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc"])

@@ -106,9 +106,11 @@ def _new_graph(like: Graph, src, dst, num_src: int, num_dst: int, *, is_block: b
 
 def _take(value, index: np.ndarray):
     """Rows ``index`` of a feature array (NumPy or torch); anything else is left behind."""
+    if not isinstance(value, np.ndarray) and not index.flags.writeable:
+        index = index.copy()  # torch warns on (and may refuse) a read-only NumPy index
     try:
         return value[index]
-    except Exception:  # a value that is not an array (a label, a scalar) has no rows to select
+    except (TypeError, IndexError):  # a value that is not an array (a list, a label) has no rows to select
         return None
 
 

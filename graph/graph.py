@@ -100,7 +100,8 @@ class Graph:
     """
 
     __slots__ = ("_num_src", "_num_dst", "_num_edges", "_num_edge_ids", "_idtype", "_allowed", "_formats",
-                 "_identity", "_is_block", "edata", "ndata", "_cache", "_device", "_symmetric", "__weakref__")
+                 "_identity", "_is_block", "edata", "ndata", "_cache", "_device", "_symmetric", "_batch",
+                 "parent_nids", "parent_eids", "__weakref__")
 
     def __init__(self, *, _num_src, _num_dst, _num_edges, _idtype, _allowed, _formats, _identity, _is_block,
                  _num_edge_ids=None, _device="cpu", _symmetric=False):
@@ -125,6 +126,11 @@ class Graph:
         # the edge set equals its reverse (u -> v exactly when v -> u, as often): the CSR's arrays are
         # then also the in-edge adjacency, and a search pulls through them without building a CSC
         self._symmetric = bool(_symmetric)
+        # the parts of a batched graph (graph/transform.py BatchInfo); None for a graph not batched
+        self._batch = None
+        # a subgraph's parent node and edge ids (int64, read-only): DGL's ndata[dgl.NID] / edata[dgl.EID]
+        self.parent_nids = None
+        self.parent_eids = None
         self._restrict_to_allowed()
 
     # ------------------------------------------------------------------ construction
@@ -546,6 +552,7 @@ class Graph:
         movable = lambda v: isinstance(v, np.ndarray) or is_device_array(v)  # noqa: E731
         g.edata = {k: move(v) if movable(v) else v for k, v in self.edata.items()}
         g.ndata = {k: move(v) if movable(v) else v for k, v in self.ndata.items()}
+        g._batch, g.parent_nids, g.parent_eids = self._batch, self.parent_nids, self.parent_eids
         return g
 
     def _sorter(self):
@@ -576,6 +583,7 @@ class Graph:
                   _symmetric=self._symmetric)
         g.edata = dict(self.edata)
         g.ndata = dict(self.ndata)
+        g._batch, g.parent_nids, g.parent_eids = self._batch, self.parent_nids, self.parent_eids
         return g
 
     def _restrict_to_allowed(self):
@@ -733,6 +741,8 @@ class Graph:
                   _identity={swap[f] for f in self._identity}, _is_block=self._is_block, _device=self._device,
                   _symmetric=self._symmetric)
         g.edata = dict(self.edata)
+        g._batch = None if self._batch is None else self._batch.reversed()
+        g.parent_eids = self.parent_eids
         return g
 
     def simple(self, *, return_eids: bool = False):
@@ -824,3 +834,79 @@ class Graph:
         src, dst = self.edges()
         G.add_edges_from((int(u), int(v), {"id": e}) for e, (u, v) in enumerate(zip(src, dst)))
         return G
+
+    # ------------------------------------------------------------------ transforms and interop
+    # thin wrappers: the implementations and their examples are in graph/transform.py and graph/interop.py
+
+    def add_self_loop(self) -> "Graph":
+        """One self-loop per node appended after the edges; see :func:`graphkern.graph.transform.add_self_loop`."""
+        from .transform import add_self_loop
+
+        return add_self_loop(self)
+
+    def remove_self_loop(self, *, return_eids: bool = False):
+        """Self-loops dropped, edge ids compacted; see :func:`graphkern.graph.transform.remove_self_loop`."""
+        from .transform import remove_self_loop
+
+        return remove_self_loop(self, return_eids=return_eids)
+
+    def node_subgraph(self, nodes) -> "Graph":
+        """The subgraph induced by ``nodes``; see :func:`graphkern.graph.transform.node_subgraph`."""
+        from .transform import node_subgraph
+
+        return node_subgraph(self, nodes)
+
+    def in_subgraph(self, nodes) -> "Graph":
+        """All nodes, the in-edges of ``nodes``; see :func:`graphkern.graph.transform.in_subgraph`."""
+        from .transform import in_subgraph
+
+        return in_subgraph(self, nodes)
+
+    def batch_num_nodes(self, side: str | None = None) -> np.ndarray:
+        """Node counts per part (int64); see :func:`graphkern.graph.transform.batch_num_nodes`."""
+        from .transform import batch_num_nodes
+
+        return batch_num_nodes(self, side)
+
+    def batch_num_edges(self) -> np.ndarray:
+        """Edge counts per part (int64); see :func:`graphkern.graph.transform.batch_num_edges`."""
+        from .transform import batch_num_edges
+
+        return batch_num_edges(self)
+
+    @property
+    def batch_size(self) -> int:
+        """Number of graphs batched into this one (1 for a graph not batched)."""
+        return 1 if self._batch is None else len(self._batch.is_block)
+
+    def to_edge_index(self) -> np.ndarray:
+        """PyG's ``(2, E)`` int64 edge index in edge-id order; see :func:`graphkern.graph.interop.to_edge_index`."""
+        from .interop import to_edge_index
+
+        return to_edge_index(self)
+
+    @classmethod
+    def from_dgl(cls, dg, *, idtype=None, formats=None) -> "Graph":
+        """A graph from a DGL graph or block, edge ids kept; see :func:`graphkern.graph.interop.from_dgl`."""
+        from .interop import from_dgl
+
+        return from_dgl(dg, idtype=idtype, formats=formats)
+
+    def to_dgl(self):
+        """A ``dgl.graph`` (or block) with the same edge ids; see :func:`graphkern.graph.interop.to_dgl`."""
+        from .interop import to_dgl
+
+        return to_dgl(self)
+
+    @classmethod
+    def from_pyg(cls, data, *, num_nodes=None, idtype=None, formats=None) -> "Graph":
+        """A graph from a PyG ``Data`` (duck-typed); see :func:`graphkern.graph.interop.from_pyg`."""
+        from .interop import from_pyg
+
+        return from_pyg(data, num_nodes=num_nodes, idtype=idtype, formats=formats)
+
+    def to_pyg(self):
+        """A ``torch_geometric.data.Data``; see :func:`graphkern.graph.interop.to_pyg`."""
+        from .interop import to_pyg
+
+        return to_pyg(self)

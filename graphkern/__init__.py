@@ -14,7 +14,7 @@ from ._config import BACKENDS, get_backend, resolve_backend, set_backend, use_ba
 from ._info import show_config
 from .dispatch import Plan, explain
 from .errors import BackendUnavailableError, DistributedError, Graph500ValidationError, GraphkernError
-from .graph import DynamicGraph, Graph
+from .graph import DynamicGraph, Graph, batch, unbatch
 from .incremental import IncrementalBFS
 from .sparse import edge_softmax, sddmm, spmm
 from .traversal import BFSResult, bfs
@@ -25,8 +25,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree th
     __version__ = "0+unknown"
 
 __all__ = [
-    "Graph", "DynamicGraph", "graph", "spmm", "sddmm", "edge_softmax", "ops", "bfs", "BFSResult", "IncrementalBFS",
-    "graph500",
+    "Graph", "DynamicGraph", "graph", "batch", "unbatch", "spmm", "sddmm", "edge_softmax", "ops", "bfs", "BFSResult",
+    "IncrementalBFS", "graph500",
     "set_backend", "get_backend", "use_backend", "resolve_backend", "BACKENDS", "show_config",
     "explain", "Plan",
     "GraphkernError", "BackendUnavailableError", "Graph500ValidationError", "DistributedError",

@@ -1,0 +1,185 @@
+"""Conversions to and from DGL and PyTorch Geometric that keep edge ids.
+
+Edge ``i`` of a graphkern :class:`~graphkern.graph.Graph` is edge ``i`` of the DGL graph or column ``i``
+of the PyG ``edge_index`` it converts to or from, so edge features indexed by edge id carry over without
+a permutation. ``dgl``, ``torch`` and ``torch_geometric`` are imported inside the functions that need
+them, never when graphkern is imported; :func:`from_dgl` and :func:`from_pyg` are duck-typed and import
+nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validate import to_host_array, type_name
+from .graph import Graph
+from .transform import BatchInfo, edges_by_id
+
+__all__ = ["to_edge_index", "from_dgl", "to_dgl", "from_pyg", "to_pyg"]
+
+
+def _require_graph(g) -> Graph:
+    if not isinstance(g, Graph):
+        raise TypeError(f"argument 'g': expected a graphkern Graph, found {type_name(g)}")
+    g._require_host("the conversion")
+    return g
+
+
+def to_edge_index(g: Graph) -> np.ndarray:
+    """PyG's edge index: a ``(2, E)`` int64 NumPy array whose column ``i`` is edge ``i`` (``src``, ``dst``).
+
+    The inverse of :meth:`Graph.from_edge_index`. With unused edge ids (``num_edge_ids > num_edges``) the
+    columns are the edges in ascending id order. ``torch.from_numpy(g.to_edge_index())`` gives the tensor
+    PyG expects, without a copy.
+
+    Examples
+    --------
+    >>> import graphkern as gk
+    >>> gk.Graph.from_coo([2, 0], [1, 2]).to_edge_index().tolist()
+    [[2, 0], [1, 2]]
+    """
+    g = _require_graph(g)
+    src, dst, _ = edges_by_id(g)
+    out = np.empty((2, g.num_edges), dtype=np.int64)
+    out[0] = src
+    out[1] = dst
+    return out
+
+
+def _torch_idtype_to_numpy(idtype):
+    name = str(idtype).rsplit(".", 1)[-1]  # torch.int32 -> "int32" without importing torch
+    return name if name in ("int32", "int64") else None
+
+
+def from_dgl(dg, *, idtype=None, formats=None) -> Graph:
+    """A graph from a DGL graph, bipartite graph or block (message flow graph), edge ids kept.
+
+    Edge ``i`` is DGL's edge ``i`` (``dg.edges(order="eid")``). A block or a one-relation bipartite
+    graph becomes a bipartite block with ``num_src = dg.num_src_nodes()`` and
+    ``num_dst = dg.num_dst_nodes()``; a homogeneous graph a square one. The id dtype follows
+    ``dg.idtype`` unless ``idtype`` is given. A batched DGL graph stays batched (its ``batch_num_nodes``
+    and ``batch_num_edges``). Node and edge features are not copied: they are indexed the same way in
+    both libraries. Graphs with more than one edge type raise ``ValueError``; CUDA graphs stay on the GPU.
+
+    Examples
+    --------
+    >>> import graphkern as gk
+    >>> dg = gk.Graph.from_coo([0, 1], [1, 2]).to_dgl()  # doctest: +SKIP
+    >>> gk.Graph.from_dgl(dg).edges()[1].tolist()  # doctest: +SKIP
+    [1, 2]
+    """
+    needed = ("edges", "num_src_nodes", "num_dst_nodes", "canonical_etypes", "idtype")
+    if isinstance(dg, Graph) or not all(hasattr(dg, name) for name in needed):
+        raise TypeError(f"argument 'dg': expected a dgl.DGLGraph, found {type_name(dg)}")
+    etypes = list(dg.canonical_etypes)
+    if len(etypes) != 1:
+        raise ValueError(f"argument 'dg': expected a graph with one edge type, found {len(etypes)}: {etypes}")
+    src_type, _, dst_type = etypes[0]
+    bipartite = bool(getattr(dg, "is_block", False)) or src_type != dst_type
+    src, dst = dg.edges(order="eid")
+    num_src, num_dst = int(dg.num_src_nodes()), int(dg.num_dst_nodes())
+    num_nodes = (num_src, num_dst) if bipartite else num_src
+    if idtype is None:
+        idtype = _torch_idtype_to_numpy(dg.idtype)
+    g = Graph.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype, formats=formats)
+    size = int(getattr(dg, "batch_size", 1))
+    if size > 1 and not bipartite:
+        # the counts live on the graph's device; .cpu() brings a CUDA graph's back (they are small)
+        nodes = to_host_array("dg.batch_num_nodes()", dg.batch_num_nodes().cpu()).astype(np.int64)
+        edges = to_host_array("dg.batch_num_edges()", dg.batch_num_edges().cpu()).astype(np.int64)
+        g._batch = BatchInfo(nodes, nodes.copy(), edges, edges.copy(), (False,) * size)
+    return g
+
+
+def _import(module: str, purpose: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        package = {"torch_geometric.data": "torch_geometric"}.get(module, module)
+        raise ImportError(f"{purpose} needs the '{package}' package, which is not importable here "
+                          f"({exc}); install it with: pip install {package}") from exc
+
+
+def to_dgl(g: Graph):
+    """A DGL graph with the same nodes and the same edge ids: edge ``i`` here is DGL's edge ``i``.
+
+    A square graph becomes ``dgl.graph(..., num_nodes=n)``; a bipartite block becomes
+    ``dgl.create_block(..., num_src_nodes, num_dst_nodes)``. The idtype is kept (int32 or int64). A
+    batched graph keeps its ``batch_num_nodes``/``batch_num_edges`` (blocks cannot be batched in DGL, so
+    a batch of blocks converts unbatched). With unused edge ids the edges are numbered in ascending id
+    order. ``ndata``/``edata`` arrays are not copied. Needs ``dgl`` and ``torch``.
+
+    Examples
+    --------
+    >>> import graphkern as gk
+    >>> dg = gk.Graph.from_coo([0, 1], [1, 2]).to_dgl()  # doctest: +SKIP
+    >>> dg.num_nodes(), dg.edges()[1].tolist()  # doctest: +SKIP
+    (3, [1, 2])
+    """
+    g = _require_graph(g)
+    torch = _import("torch", "to_dgl()")
+    dgl = _import("dgl", "to_dgl()")
+    src, dst, _ = edges_by_id(g)
+    tid = torch.int32 if g.idtype == np.int32 else torch.int64
+    u = torch.from_numpy(np.ascontiguousarray(src)).to(tid)
+    v = torch.from_numpy(np.ascontiguousarray(dst)).to(tid)
+    if g.is_block:
+        return dgl.create_block((u, v), num_src_nodes=g.num_src, num_dst_nodes=g.num_dst, idtype=tid)
+    dg = dgl.graph((u, v), num_nodes=g.num_src, idtype=tid)
+    if g.batch_size > 1:
+        dg.set_batch_num_nodes(torch.from_numpy(g.batch_num_nodes()))
+        dg.set_batch_num_edges(torch.from_numpy(g.batch_num_edges()))
+    return dg
+
+
+def from_pyg(data, *, num_nodes=None, idtype=None, formats=None) -> Graph:
+    """A graph from a PyG ``Data`` (anything with ``edge_index`` and ``num_nodes``); edge ``i`` is column
+    ``i`` of ``edge_index``.
+
+    ``num_nodes`` overrides ``data.num_nodes`` (an int, or ``(num_src, num_dst)`` for a bipartite block);
+    when both are missing it is inferred from the ids. ``torch_geometric`` is not imported.
+
+    Examples
+    --------
+    >>> import numpy as np, graphkern as gk
+    >>> from types import SimpleNamespace
+    >>> data = SimpleNamespace(edge_index=np.array([[0, 1], [1, 3]]), num_nodes=5)
+    >>> g = gk.Graph.from_pyg(data)
+    >>> g.num_nodes, g.to_edge_index().tolist()
+    (5, [[0, 1], [1, 3]])
+    """
+    if not hasattr(data, "edge_index"):
+        raise TypeError(f"argument 'data': expected a torch_geometric Data with an edge_index, found "
+                        f"{type_name(data)}")
+    edge_index = data.edge_index
+    if edge_index is None:
+        raise ValueError("argument 'data': expected an edge_index, found None")
+    if num_nodes is None:
+        num_nodes = getattr(data, "num_nodes", None)
+    if num_nodes is not None and hasattr(num_nodes, "item") and not isinstance(num_nodes, np.ndarray):
+        num_nodes = num_nodes.item()  # a 0-d tensor
+    return Graph.from_edge_index(edge_index, num_nodes=num_nodes, idtype=idtype, formats=formats)
+
+
+def to_pyg(g: Graph):
+    """A ``torch_geometric.data.Data`` with ``edge_index`` (int64, column ``i`` is edge ``i``) and
+    ``num_nodes``. Needs ``torch_geometric``; a bipartite block has no ``Data`` form (``ValueError``:
+    use :func:`to_edge_index` with ``size=(num_src, num_dst)`` in the layer).
+
+    Examples
+    --------
+    >>> import graphkern as gk
+    >>> data = gk.Graph.from_coo([0, 1], [1, 2]).to_pyg()  # doctest: +SKIP
+    >>> data.edge_index.tolist(), data.num_nodes  # doctest: +SKIP
+    ([[0, 1], [1, 2]], 3)
+    """
+    g = _require_graph(g)
+    if g.is_block:
+        raise ValueError(f"argument 'g': expected a square graph, found a bipartite block with {g.num_src} "
+                         f"source and {g.num_dst} destination nodes; use g.to_edge_index() with "
+                         f"size=({g.num_src}, {g.num_dst})")
+    pyg_data = _import("torch_geometric.data", "to_pyg()")
+    torch = _import("torch", "to_pyg()")
+    return pyg_data.Data(edge_index=torch.from_numpy(to_edge_index(g)), num_nodes=g.num_src)

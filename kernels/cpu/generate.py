@@ -171,6 +171,53 @@ def _one_edge(z, scale):
     return base_src, base_tgt
 
 
+# Edges drawn side by side: the draws of one edge form a chain of dependent MRG steps (each waits for
+# the multiply and folds of the one before), so one edge at a time leaves the core mostly idle. Four
+# independent edges (_lane_edges is written for exactly four) advance in lockstep and overlap their chains;
+# the quadrant choice is branch-free, since its outcome is random. The generation time is the
+# graph_generation line of `graphkern graph500 --scale 20`.
+LANES = 4
+
+
+@njit(inline="always")
+def _lane_level(z, n, base_src, base_tgt):
+    """One level of one lane: the MRG step (state ``z`` kept as a tuple, newest first, so it stays in
+    registers), the quadrant chosen branch-free and clip-and-flip on the diagonal. Returns the new state,
+    the new bases and whether the draw fell in the rejected range."""
+    v = _mod_p(MRG_X * z[0] + MRG_Y * z[4])
+    rejected = v < _BERNOULLI_REJECT_BELOW
+    q = v % _INITIATOR_DENOMINATOR
+    # quadrants B (0,1) below 1900, C (1,0) below 3800, A (0,0) below 9500, D (1,1) above
+    so = np.int64((q >= 1900) & (q < 3800)) | np.int64(q >= 9500)
+    to = np.int64(q < 1900) | np.int64(q >= 9500)
+    flip = np.int64(base_src == base_tgt) & so & (1 - to)
+    return ((v, z[0], z[1], z[2], z[3]), base_src + n * (so & (1 - flip)), base_tgt + n * (to | flip), rejected)
+
+
+@njit(cache=True)  # a call per four edges; inlined, its tuples trip the parallel loop's array analysis
+def _lane_edges(lanes, scale, base_src, base_tgt):
+    """The unscrambled endpoints of ``LANES`` (4) edges drawn side by side from the states ``lanes[l]``
+    (not changed). Returns False when a draw fell in the rejected range, where an edge takes extra steps:
+    the caller then draws these edges again one at a time."""
+    za = (lanes[0, 0], lanes[0, 1], lanes[0, 2], lanes[0, 3], lanes[0, 4])
+    zb = (lanes[1, 0], lanes[1, 1], lanes[1, 2], lanes[1, 3], lanes[1, 4])
+    zc = (lanes[2, 0], lanes[2, 1], lanes[2, 2], lanes[2, 3], lanes[2, 4])
+    zd = (lanes[3, 0], lanes[3, 1], lanes[3, 2], lanes[3, 3], lanes[3, 4])
+    sa = ta = sb = tb = sc = tc = sd = td = np.int64(0)
+    n = np.int64(1) << scale
+    rejected = False
+    while n > 1:
+        n //= 2
+        za, sa, ta, ra = _lane_level(za, n, sa, ta)
+        zb, sb, tb, rb = _lane_level(zb, n, sb, tb)
+        zc, sc, tc, rc = _lane_level(zc, n, sc, tc)
+        zd, sd, td, rd = _lane_level(zd, n, sd, td)
+        rejected |= ra | rb | rc | rd
+    base_src[0], base_src[1], base_src[2], base_src[3] = sa, sb, sc, sd
+    base_tgt[0], base_tgt[1], base_tgt[2], base_tgt[3] = ta, tb, tc, td
+    return not rejected
+
+
 @njit(parallel=True, cache=True)
 def kronecker_edges_range(seed_state, stride_powers, scale, val0, val1, first_edge, src, dst):
     """Edges ``first_edge .. first_edge + len(src)`` of the Graph500 stream, written to ``src``/``dst``."""
@@ -189,12 +236,32 @@ def kronecker_edges_range(seed_state, stride_powers, scale, val0, val1, first_ed
                 chunk_state[:] = tmp
             ei >>= 1
             bit += 1
+        # lane l starts at edge lo + l and strides by LANES edges (B**LANES = stride_powers[2])
+        lanes = np.empty((LANES, 5), dtype=np.int64)
+        lanes[0] = chunk_state
+        for lane in range(1, LANES):
+            _matvec_mod(stride_powers[0], lanes[lane - 1], lanes[lane])
+        base_src = np.empty(LANES, dtype=np.int64)
+        base_tgt = np.empty(LANES, dtype=np.int64)
         edge_state = np.empty(5, dtype=np.int64)
-        for i in range(lo, hi):
+        i = lo
+        while i + LANES <= hi:
+            if not _lane_edges(lanes, scale, base_src, base_tgt):
+                for lane in range(LANES):
+                    edge_state[:] = lanes[lane]
+                    base_src[lane], base_tgt[lane] = _one_edge(edge_state, scale)
+            for lane in range(LANES):
+                src[i + lane] = _scramble(base_src[lane], scale, val0, val1)
+                dst[i + lane] = _scramble(base_tgt[lane], scale, val0, val1)
+                _matvec_mod(stride_powers[2], lanes[lane], tmp)
+                lanes[lane] = tmp
+            i += LANES
+        chunk_state[:] = lanes[0]  # the state of edge i
+        for tail in range(i, hi):
             edge_state[:] = chunk_state
             s, t = _one_edge(edge_state, scale)
-            src[i] = _scramble(s, scale, val0, val1)
-            dst[i] = _scramble(t, scale, val0, val1)
+            src[tail] = _scramble(s, scale, val0, val1)
+            dst[tail] = _scramble(t, scale, val0, val1)
             _matvec_mod(stride_powers[0], chunk_state, tmp)
             chunk_state[:] = tmp
 

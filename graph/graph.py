@@ -340,48 +340,11 @@ class Graph:
 
     @classmethod
     def from_scipy(cls, matrix, *, idtype=None, formats=None, edge_data: str | None = None) -> "Graph":
-        """A graph with an edge ``i -> j`` for every stored non-zero ``A[i, j]``.
+        """An edge ``i -> j`` per stored non-zero ``A[i, j]``, ids in CSR order; see
+        :func:`graphkern.graph.convert.from_scipy`."""
+        from .convert import from_scipy
 
-        Edge ids follow the CSR order of ``A`` (row by row, in the stored column order). Explicit zeros are
-        not edges; duplicate entries of an unsummed matrix are parallel edges. With ``edge_data="w"`` the
-        values go to ``g.edata["w"]``. The caller's matrix is not modified.
-
-        Examples
-        --------
-        >>> import scipy.sparse as sp, graphkern as gk
-        >>> g = gk.Graph.from_scipy(sp.csr_array([[0, 2.0], [3.0, 0]]), edge_data="w")
-        >>> g.num_edges, g.edata["w"].tolist()
-        (2, [2.0, 3.0])
-        """
-        import scipy.sparse as sp
-
-        if not (sp.issparse(matrix)):
-            raise TypeError("argument 'matrix': expected a scipy.sparse matrix or array, "
-                            f"found {type_name(matrix)}")
-        if matrix.ndim != 2:
-            raise ValueError(f"argument 'matrix': expected 2-D, found {matrix.ndim}-D")
-        if matrix.format == "coo":
-            # tocsr() would sum duplicate entries into one; each stored entry is an edge (row by row,
-            # in stored order within a row)
-            rows, cols = np.asarray(matrix.row), np.asarray(matrix.col)
-            order = np.argsort(rows, kind="stable")
-            indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=matrix.shape[0]))])
-            csr = sp.csr_array((np.asarray(matrix.data)[order], cols[order], indptr), shape=matrix.shape)
-        else:
-            csr = matrix.tocsr()
-        keep = csr.data != 0
-        _, num_cols = csr.shape
-        if not keep.all():
-            counts = np.concatenate([[0], np.cumsum(keep)])
-            indptr = counts[csr.indptr]
-            indices = csr.indices[keep]
-            data = csr.data[keep]
-        else:
-            indptr, indices, data = csr.indptr, csr.indices, csr.data
-        g = cls._from_compressed("csr", indptr, indices, None, num_cols, idtype, formats, "num_dst")
-        if edge_data is not None:
-            g.edata[edge_data] = np.ascontiguousarray(data)
-        return g
+        return from_scipy(matrix, idtype=idtype, formats=formats, edge_data=edge_data)
 
     @classmethod
     def from_edge_index(cls, edge_index, num_nodes=None, *, idtype=None, formats=None) -> "Graph":
@@ -400,46 +363,11 @@ class Graph:
 
     @classmethod
     def from_networkx(cls, nx_graph, *, edge_attrs: Iterable[str] = (), idtype=None, formats=None) -> "Graph":
-        """A graph from a networkx graph; node ``i`` is the ``i``-th node of ``nx_graph.nodes``.
+        """A graph from a networkx graph (undirected edges both ways); see
+        :func:`graphkern.graph.convert.from_networkx`."""
+        from .convert import from_networkx
 
-        Directed graphs keep their edges; an undirected edge ``{u, v}`` becomes ``u -> v`` and ``v -> u``
-        (a self-loop once); multigraphs keep parallel edges. Listed edge attributes go to ``g.edata``.
-        The original node labels are in ``g.ndata["label"]`` when they are not ``0..n-1``.
-
-        Examples
-        --------
-        >>> import networkx as nx, graphkern as gk
-        >>> gk.Graph.from_networkx(nx.path_graph(3)).num_edges
-        4
-        """
-        if not (hasattr(nx_graph, "nodes") and hasattr(nx_graph, "edges") and hasattr(nx_graph, "is_directed")):
-            kind = type(nx_graph)
-            raise TypeError(f"argument 'nx_graph': expected a networkx graph, found "
-                            f"{kind.__module__}.{kind.__qualname__}")
-        nodes = list(nx_graph.nodes)
-        index = {node: i for i, node in enumerate(nodes)}
-        edge_attrs = list(edge_attrs)
-        edges = list(nx_graph.edges(data=True))
-        src = np.fromiter((index[u] for u, _, _ in edges), dtype=np.int64, count=len(edges))
-        dst = np.fromiter((index[v] for _, v, _ in edges), dtype=np.int64, count=len(edges))
-        attrs = {}
-        for name in edge_attrs:
-            try:
-                attrs[name] = np.array([d[name] for _, _, d in edges])
-            except KeyError as exc:
-                raise ValueError(f"argument 'edge_attrs': edge attribute {name!r} is missing on some edges") from exc
-        if not nx_graph.is_directed():
-            back = src != dst
-            src, dst = np.concatenate([src, dst[back]]), np.concatenate([dst, src[back]])
-            attrs = {k: np.concatenate([v, v[back]]) for k, v in attrs.items()}
-        g = cls.from_coo(src, dst, num_nodes=len(nodes), idtype=idtype, formats=formats)
-        g.edata.update(attrs)
-        if nodes != list(range(len(nodes))):
-            try:
-                g.ndata["label"] = np.array(nodes)
-            except Exception:  # pragma: no cover - labels numpy cannot hold stay in networkx
-                pass
-        return g
+        return from_networkx(nx_graph, edge_attrs=edge_attrs, idtype=idtype, formats=formats)
 
     # ------------------------------------------------------------------ properties
 
@@ -790,50 +718,16 @@ class Graph:
         return CSR(*_sort.transpose_compressed(indptr, indices, eids, self._num_src))
 
     def to_scipy(self, fmt: str = "csr", data=None):
-        """The adjacency matrix as a ``scipy.sparse`` array of shape ``(num_src, num_dst)``.
+        """The adjacency as a ``scipy.sparse`` array; see :func:`graphkern.graph.convert.to_scipy`."""
+        from .convert import to_scipy
 
-        ``data`` is one value per edge, indexed by edge id (default: ones as float32). Parallel edges are
-        separate stored entries (SciPy sums them when it canonicalises).
-
-        Examples
-        --------
-        >>> import graphkern as gk
-        >>> gk.Graph.from_coo([0, 1], [1, 0]).to_scipy().toarray().tolist()
-        [[0.0, 1.0], [1.0, 0.0]]
-        """
-        import scipy.sparse as sp
-
-        self._require_host("to_scipy()")
-        if fmt not in FORMATS:
-            raise ValueError(f"argument 'fmt': expected one of {list(FORMATS)}, found {fmt!r}")
-        if data is None:
-            values = None
-        else:
-            data = to_host_array("data", data)
-            if data.shape[:1] != (self._num_edge_ids,):
-                raise ValueError(f"argument 'data': expected {self._num_edge_ids} values (one per edge id), "
-                                 f"found shape {data.shape}")
-        shape = (self._num_src, self._num_dst)
-        if fmt == "coo":
-            src, dst, eids = self.coo()
-            values = np.ones(self._num_edges, np.float32) if data is None else data[eids]
-            return sp.coo_array((values, (src, dst)), shape=shape)
-        a, b, eids = (self.csr() if fmt == "csr" else self.csc())
-        values = np.ones(self._num_edges, np.float32) if data is None else data[eids]
-        if fmt == "csr":
-            return sp.csr_array((values, b, a), shape=shape)
-        return sp.csc_array((values, b, a), shape=shape)
+        return to_scipy(self, fmt, data)
 
     def to_networkx(self):
-        """A ``networkx.MultiDiGraph`` with nodes ``0..n-1`` and an ``id`` attribute per edge."""
-        import networkx as nx
+        """A ``networkx.MultiDiGraph`` with an ``id`` per edge; see :func:`graphkern.graph.convert.to_networkx`."""
+        from .convert import to_networkx
 
-        self._require_host("to_networkx()")
-        G = nx.MultiDiGraph()
-        G.add_nodes_from(range(max(self._num_src, self._num_dst)))
-        src, dst = self.edges()
-        G.add_edges_from((int(u), int(v), {"id": e}) for e, (u, v) in enumerate(zip(src, dst)))
-        return G
+        return to_networkx(self)
 
     # ------------------------------------------------------------------ transforms and interop
     # thin wrappers: the implementations and their examples are in graph/transform.py and graph/interop.py

@@ -110,3 +110,113 @@ def test_dynamic_bench_every_figure_quick(tmp_path, capsys):
     assert all(r["levels_equal"] for r in rows if r["figure"] == "incremental_bfs")
     assert (tmp_path / "dynamic_updates.png").stat().st_size > 0
     assert "IncrementalBFS" in capsys.readouterr().out
+
+
+# --- the gap family (GAP's bfs is not part of the repository: a stand-in script plays its part) -------------
+
+GAP_SAMPLE = """Read Time:           0.51250
+Build Time:          0.20031
+Graph has 4096 nodes and 61234 undirected edges for degree: 14
+Trial Time:          0.00310
+Trial Time:          0.00122
+Trial Time:          0.00118
+Average Time:        0.00183
+"""
+
+# prints what GAP's bfs prints for -sf FILE (the simple undirected graph's counts) or -g SCALE
+FAKE_GAP_BFS = """#!{python}
+import sys
+import numpy as np
+args = sys.argv[1:]
+trials = int(args[args.index("-n") + 1])
+if "-sf" in args:
+    e = np.loadtxt(args[args.index("-sf") + 1], dtype=np.int64, ndmin=2)
+    pairs = np.unique(np.sort(e[e[:, 0] != e[:, 1]], axis=1), axis=0)
+    print("Read Time:           0.01000")
+    print("Build Time:          0.00500")
+    print(f"Graph has {{int(e.max()) + 1}} nodes and {{len(pairs)}} undirected edges for degree: 3")
+else:
+    print("Generate Time:       0.02000")
+    print("Build Time:          0.00400")
+    print("Graph has 64 nodes and 700 undirected edges for degree: 10")
+for _ in range(trials):
+    print("Trial Time:          0.00100")
+print("Average Time:        0.00100")
+"""
+
+
+@pytest.fixture(scope="module")
+def gap_peer():
+    return _load("gap_peer")
+
+
+def test_gap_family_is_skipped_without_a_binary(compare_peers, capsys):
+    code = compare_peers.main(["--family", "gap"])
+    out = capsys.readouterr()
+    assert code == 0
+    assert out.err.count("family skipped: gap (needs --gap-bfs PATH") == 1
+    assert "\ngap " not in out.out
+
+
+def test_gap_family_refuses_a_missing_binary(compare_peers, tmp_path):
+    with pytest.raises(SystemExit, match="argument --gap-bfs: expected an executable"):
+        compare_peers.main(["--family", "gap", "--gap-bfs", str(tmp_path / "nothing")])
+
+
+def test_gap_output_is_parsed(gap_peer):
+    run = gap_peer.parse_gap_output(GAP_SAMPLE)
+    assert run["read_s"] == 0.5125 and run["build_s"] == 0.20031 and run["generate_s"] is None
+    assert run["trials_s"] == [0.0031, 0.00122, 0.00118] and run["average_s"] == 0.00183
+    assert (run["nodes"], run["edges"], run["undirected"]) == (4096, 61234, True)
+    generated = gap_peer.parse_gap_output("Generate Time:       1.5e-02\nBuild Time: 0.3\n"
+                                          "Graph has 8 nodes and 9 directed edges for degree: 1\n")
+    assert generated["generate_s"] == 0.015 and generated["undirected"] is False and generated["trials_s"] == []
+
+
+def test_gap_edge_list_round_trip(gap_peer, tmp_path):
+    """graphkern reads back exactly the tuples written, in order: loops, repeats and every digit count."""
+    import numpy as np
+
+    import graphkern as gk
+
+    rng = np.random.default_rng(3)
+    src = np.concatenate([[0, 9, 10, 99, 100, 5, 5], rng.integers(0, 10**12, 500)])
+    dst = np.concatenate([[0, 10, 9, 100, 99, 5, 5], rng.integers(0, 10**12, 500)])
+    path = tmp_path / "g.el"
+    gap_peer.write_edgelist(path, src, dst)
+    assert path.read_bytes().startswith(b"0 0\n9 10\n10 9\n99 100\n")
+    got_src, got_dst = gk.graph.read_edgelist(path, relabel=True).edges()
+    ids = gk.graph.read_edgelist(path, relabel=True).ndata["orig_id"]
+    assert np.array_equal(ids[got_src], src) and np.array_equal(ids[got_dst], dst)
+    small = tmp_path / "small.el"
+    a, b = gap_peer.shuffled_grid_edges(4)
+    gap_peer.write_edgelist(small, a, b)
+    g_src, g_dst = gk.graph.read_edgelist(small).edges()
+    assert np.array_equal(g_src, a) and np.array_equal(g_dst, b)
+    with pytest.raises(ValueError, match="non-negative"):
+        gap_peer.write_edgelist(small, [-1], [0])
+
+
+def test_gap_family_with_a_stand_in_binary(compare_peers, gap_peer, capsys, tmp_path):
+    """The whole family on tiny graphs, with a script that prints GAP's lines: both sides read one file,
+    graphkern's trees are validated, the graph counts agree, and the figures reach the table and JSON."""
+    import json
+    import stat
+
+    fake = tmp_path / "bfs"
+    fake.write_text(FAKE_GAP_BFS.format(python=sys.executable))
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    code = compare_peers.main(["--family", "gap", "--gap-bfs", str(fake), "--gap-scale", "6", "--grid-side", "8",
+                               "--roots", "2", "--gap-graphs", "kronecker", "grid", "--gap-graph500", "6",
+                               "--json", str(tmp_path / "r.json")])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    assert "MISMATCH" not in out.out and "OMP_NUM_THREADS=" in out.out
+    for row in ("kronecker 6: as called", "kronecker 6: warm", "grid 8x8: as called", "graph500 6: build"):
+        assert row in out.out, row
+    saved = json.loads((tmp_path / "r.json").read_text())["results"]
+    grid = next(r["extra"] for r in saved if r["kernel"] == "grid 8x8: as called")
+    assert grid["same_graph"] and grid["valid"] and grid["undirected_edges"] == 2 * 8 * 7
+    assert grid["edges_per_root"] == [2 * 8 * 7] * 2  # the grid is connected: every search reaches it all
+    assert grid["warmup_root"] not in grid["roots"] and len(grid["gap"]["trials_s"]) == 2
+    assert grid["ratio"] == pytest.approx(grid["graphkern"]["hmean_teps"] / grid["gap"]["hmean_teps"])

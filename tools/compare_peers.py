@@ -4,7 +4,8 @@
 Families: ``convert`` (COO -> CSR and CSR -> CSC with edge ids, against SciPy and torch), ``spmm``
 (g-SpMM, g-SDDMM and edge softmax against torch, SciPy and python-graphblas), ``bfs`` (every BFS
 algorithm against SciPy, python-graphblas's LAGraph push/pull, igraph and networkit) and ``diameter``
-(BFS on a shuffled grid and a long path, where each level's fixed cost shows). Every result is
+(BFS on a shuffled grid and a long path, where each level's fixed cost shows) and ``gap`` (BFS against
+the GAP Benchmark Suite's ``bfs`` binary on the same input files: tools/gap_peer.py). Every result is
 checked (against the peer, the reference or the Graph500 rules) before anything is timed; then graphkern
 and each peer in turn are called alternately (a round robin of two, per peer; for BFS every algorithm
 and peer takes its turn with all its search keys in a row, as Graph500's kernel 2 runs them)
@@ -19,11 +20,13 @@ the figures that count.
     python tools/compare_peers.py --family spmm --features 16 64 --plot docs/img --json results.json
     python tools/compare_peers.py --family bfs --bfs-scale 20 --roots 16
     python tools/compare_peers.py --family diameter --grid-side 1000 --path-length 100000
+    python tools/compare_peers.py --family gap --gap-bfs /path/to/gapbs/bfs --gap-scale 20 --json gap.json
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -89,6 +92,15 @@ def _paired_result(family, kernel, features, funcs, repeat, check):
     peers = {name: f for name, f in funcs.items() if name != "graphkern"}
     ours, medians, by_peer = paired_round_robin(funcs["graphkern"], peers, repeat)
     return Result(family, kernel, features, ours, medians, check, graphkern_by_peer=by_peer)
+
+
+def _sibling(name):
+    """A module of tools/ loaded by path (this script also runs loaded by path, outside any package)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_graphkern_tools_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 PEERS = {"torch": "torch", "graphblas": "python-graphblas", "igraph": "igraph", "networkit": "networkit"}
@@ -493,7 +505,7 @@ def plot(results, directory, title_note: str) -> list[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", action="append", choices=["convert", "spmm", "bfs", "diameter"],
+    parser.add_argument("--family", action="append", choices=["convert", "spmm", "bfs", "diameter", "gap"],
                         help="run only this family (repeatable; default: all)")
     parser.add_argument("--scale", type=int, default=18, help="spmm: Graph500 Kronecker scale (symmetric, simple)")
     parser.add_argument("--convert-scale", type=int, default=20, help="convert: Kronecker scale of the edge list")
@@ -508,6 +520,8 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     parser.add_argument("--plot", default=None, metavar="DIR", help="save one PNG per family here (matplotlib)")
+    gap_peer = _sibling("gap_peer")
+    gap_peer.add_arguments(parser)
     args = parser.parse_args(argv)
 
     import platform
@@ -522,7 +536,7 @@ def main(argv=None) -> int:
     if wanted is not None and wanted - set(PEERS):
         parser.error(f"argument --peers: expected names among {', '.join(PEERS)}, found {', '.join(sorted(wanted))}")
     peers = _peer_modules(wanted)
-    families = args.family or ["convert", "spmm", "bfs", "diameter"]
+    families = args.family or ["convert", "spmm", "bfs", "diameter", "gap"]
     versions = ", ".join(f"{name} {getattr(module, '__version__', '?')}" for name, module in peers.items())
     note = (f"{numba.get_num_threads()} threads, {platform.machine()} {os.cpu_count()} cores, "
             f"graphkern {gk.__version__ if hasattr(gk, '__version__') else ''}, numba {numba.__version__}; {versions}")
@@ -548,6 +562,8 @@ def main(argv=None) -> int:
         print(f"# diameter: a {args.grid_side} x {args.grid_side} grid with shuffled ids and a path of "
               f"{args.path_length:,} vertices, symmetric; every graphkern tree validated; each call timed whole")
         results += diameter_family(args.grid_side, args.path_length, args.repeat, peers)
+    if "gap" in families:
+        results += gap_peer.run_family(args, Result)
     print(format_table(results))
     if args.plot:
         for path in plot(results, args.plot, note):

@@ -1,4 +1,5 @@
-"""BFS from Graph500 search keys on the symmetric Kronecker graph; TEPS as Graph500 counts them."""
+"""BFS from Graph500 search keys on the symmetric Kronecker graph and on a uniform random graph (TEPS as
+Graph500 counts them), and on high-diameter graphs."""
 
 import time
 
@@ -18,6 +19,34 @@ class BFS:
         self.g = gk.Graph.from_coo(np.concatenate([src[~loops], dst[~loops]]),
                                    np.concatenate([dst[~loops], src[~loops]]), num_nodes=1 << scale).simple()
         self.g.csc()
+        self.root = int(gk.graph500.search_keys(self.g, 1)[0])
+        res = gk.bfs(self.g, self.root, algorithm=algorithm)  # compile, then validate before timing
+        gk.graph500.validate(self.g, self.root, res.parents, res.levels)
+        self.nedge = gk.graph500.traversed_edges(src, dst, res.parents)
+
+    def time_bfs(self, scale, algorithm):
+        gk.bfs(self.g, self.root, algorithm=algorithm)
+
+    def track_gteps(self, scale, algorithm):
+        t0 = time.perf_counter()
+        gk.bfs(self.g, self.root, algorithm=algorithm)
+        return self.nedge / (time.perf_counter() - t0) / 1e9
+
+    track_gteps.unit = "GTEPS"
+
+
+class UniformBFS:
+    """A uniform random graph: ``2**scale`` vertices, ``16 * 2**scale`` tuples (the graph GAP's ``-u`` makes),
+    built as ``gk.graph.undirected`` builds it; no hubs, so the frontier grows evenly and levels are few."""
+
+    params = [[18], ["direction_optimizing", "top_down", "bottom_up", "spmsv"]]
+    param_names = ["scale", "algorithm"]
+    timeout = 600
+
+    def setup(self, scale, algorithm):
+        n = 1 << scale
+        src, dst = gk.graph.uniform_edges(n, 16 * n, seed=0)
+        self.g = gk.graph.undirected(src, dst, n)
         self.root = int(gk.graph500.search_keys(self.g, 1)[0])
         res = gk.bfs(self.g, self.root, algorithm=algorithm)  # compile, then validate before timing
         gk.graph500.validate(self.g, self.root, res.parents, res.levels)

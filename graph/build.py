@@ -23,18 +23,19 @@ def undirected_csr(src, dst, num_nodes: int, idtype=None):
     """
     n = int(num_nodes)
     parts = max(1, numba.get_num_threads())
-    degree = np.empty(n, dtype=np.int64)
-    tuples_from = np.empty(n, dtype=np.int64)
-    _build.count_symmetric(src, dst, _even_bounds(n, parts), degree, tuples_from)
-    starts = exclusive_scan(degree, np.empty(n + 1, dtype=np.int64))
-    del degree
+    counts = np.empty((n, 2), dtype=np.int64)
+    _build.count_symmetric(src, dst, _even_bounds(n, parts), counts)
+    starts = exclusive_scan(np.ascontiguousarray(counts[:, 0]), np.empty(n + 1, dtype=np.int64))
+    tuples_from = np.ascontiguousarray(counts[:, 1])
+    del counts
     total = int(starts[n])
     dtype = choose_idtype("idtype", idtype, max(n, total))
     indices = np.empty(total, dtype=dtype)
     cursor = starts[:n].copy()
     _build.fill_symmetric(src, dst, _nnz_balanced_row_bounds(starts, parts), starts, cursor, indices)
     unique_count = np.empty(n, dtype=np.int64)
-    _build.sort_unique_rows(starts, cursor, indices, _nnz_balanced_row_bounds(starts, 8 * parts), unique_count)
+    _build.sort_unique_rows(starts, cursor, indices, _nnz_balanced_row_bounds(starts, 8 * parts), unique_count,
+                            *_build.radix_digits(n))
     del cursor
     indptr = np.empty(n + 1, dtype=np.int64)
     _build.compact_rows(starts, unique_count, indices, indptr)

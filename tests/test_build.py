@@ -138,3 +138,33 @@ def test_caller_arrays_are_read_not_changed():
     np.testing.assert_array_equal(dst, before[1])
     src[:] = 0
     np.testing.assert_array_equal(g.csr().indices, [2, 3, 0, 1])
+
+
+@pytest.mark.parametrize("digits", [(13, 1), (5, 3), (11, 2)])
+def test_row_sort_of_every_length_equals_numpy_unique(digits):
+    from graphkern.kernels.cpu import build
+    from graphkern.kernels.cpu.sort import _nnz_balanced_row_bounds
+
+    rng = np.random.default_rng(3)
+    lengths = np.array([0, 1, 5, 32, 33, 500, 1023, 1024, 5000, 0, 2])
+    indptr = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    values = rng.integers(0, 1 << 13, indptr[-1]).astype(np.int32)
+    values[indptr[5]:indptr[5] + 100] = 7  # a run of repeats
+    indices = values.copy()
+    unique_count = np.empty(lengths.size, dtype=np.int64)
+    build.sort_unique_rows(indptr, indptr[1:].copy(), indices, _nnz_balanced_row_bounds(indptr, 3), unique_count,
+                           *digits)
+    for r in range(lengths.size):
+        want = np.unique(values[indptr[r]:indptr[r + 1]])
+        np.testing.assert_array_equal(indices[indptr[r]:indptr[r] + unique_count[r]], want)
+
+
+def test_radix_digits_cover_the_ids_in_few_passes():
+    from graphkern.kernels.cpu.build import radix_digits
+
+    assert radix_digits(1) == (1, 1)
+    assert radix_digits(1 << 13) == (13, 1)
+    assert radix_digits(1 << 22) == (11, 2)
+    assert radix_digits(1 << 25) == (13, 2)
+    assert radix_digits(1 << 40) == (10, 4)

@@ -8,6 +8,7 @@ max its segment reduction's -inf is replaced by 0 too, so the three agree with D
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -95,7 +96,7 @@ class MaxPooling(nn.Module):
     def forward(self, graph, feat: torch.Tensor) -> torch.Tensor:
         counts, owner = _segments(graph, feat, "MaxPooling")
         batch = counts.shape[0]
-        flat = feat.reshape(feat.shape[0], -1)
+        flat = feat.reshape(feat.shape[0], int(np.prod(feat.shape[1:], dtype=np.int64)))
         index = owner.unsqueeze(1).expand_as(flat)
         with torch.no_grad():
             best = flat.new_full((batch, flat.shape[1]), float("-inf"))
@@ -107,6 +108,9 @@ class MaxPooling(nn.Module):
             first = torch.full_like(best, flat.shape[0], dtype=torch.int64)
             first = first.scatter_reduce(0, index, candidates, "amin", include_self=True)
         empty = first == flat.shape[0]  # a graph without nodes
-        out = flat.gather(0, first.masked_fill(empty, 0)) if flat.shape[0] else flat.new_zeros(best.shape)
+        if flat.shape[0]:
+            out = flat.gather(0, first.masked_fill(empty, 0))
+        else:  # no nodes at all: zeros that still belong to feat's autograd graph
+            out = flat.sum(0).expand(batch, flat.shape[1])
         out = out.masked_fill(empty, 0)
         return out.reshape((batch,) + tuple(feat.shape[1:]))

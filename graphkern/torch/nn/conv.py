@@ -88,6 +88,12 @@ class GATConv(nn.Module):
     Attention logits ``leaky_relu(a_l . W h_u + a_r . W h_v)`` are normalised by :func:`edge_softmax` over
     each destination's in-edges and weight the messages ``W h_u`` (``u_mul_e_sum``).
 
+    ``forward(graph, feat, edge_weight=None, get_attention=False)`` as in DGL 2.1: ``edge_weight`` (one
+    scalar per edge id) multiplies every head's attention after the softmax. The parameters are DGL 2.1's:
+    ``fc.weight`` (``fc_src``/``fc_dst`` for a bipartite ``in_feats`` pair), ``attn_l``, ``attn_r``, and
+    the bias either as ``bias`` of shape ``(num_heads * out_feats,)`` or, with a linear residual, as
+    ``res_fc.bias``.
+
     Examples
     --------
     >>> import torch, graphkern as gk, graphkern.torch as gkt
@@ -181,6 +187,8 @@ class SAGEConv(nn.Module):
     ``aggregator_type``: ``"mean"`` (mean of the in-neighbours, plus a separate self transform), ``"gcn"``
     (the mean over the in-neighbours and the node itself), ``"pool"`` (max over ``relu(W_pool h_u)``) or
     ``"lstm"`` (an LSTM over the in-neighbours in CSC order, run per in-degree bucket as DGL does).
+    The parameters are DGL 2.1's: the bias is ``fc_self.bias``, except for ``"gcn"`` (no ``fc_self``),
+    where it is ``bias``.
 
     Examples
     --------

@@ -513,3 +513,74 @@ def test_bad_arguments_name_the_argument():
     batched._counts = np.array([1, 2])  # sums to 3 nodes of 4
     with pytest.raises(ValueError, match="'graph'.*batch_num_nodes"):
         gkt.SumPooling()(batched, torch.ones(4, 1))
+
+
+# ------------------------------------------------- GATConv and SAGEConv in DGL 2.1's parameter layout
+
+def ref_gat(m, g, feat, weight):
+    h_src, h_dst = pair(feat, g)
+    heads, out = m._num_heads, m._out_feats
+    fc_src, fc_dst = (m.fc_src, m.fc_dst) if hasattr(m, "fc_src") else (m.fc, m.fc)
+    f_src, f_dst = fc_src(h_src).view(-1, heads, out), fc_dst(h_dst).view(-1, heads, out)
+    src, dst = edge_list(g)
+    scores = torch.nn.functional.leaky_relu((f_src * m.attn_l).sum(-1)[src] + (f_dst * m.attn_r).sum(-1)[dst], 0.2)
+    attention = softmax_per_destination(g, scores)  # (E, H)
+    if weight is not None:
+        attention = attention * weight[:, None]
+    rst = per_destination(g, attention[:, :, None] * f_src[src], "sum")
+    if m.res_fc is not None:
+        rst = rst + m.res_fc(h_dst).view(h_dst.shape[0], heads, out)
+    if m.bias is not None:
+        rst = rst + m.bias.view(heads, out)
+    return rst
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_gatconv_edge_weight_and_residual(graph, residual):
+    torch.manual_seed(0)
+    layer = gkt.GATConv(4, 3, 2, residual=residual, allow_zero_in_degree=True)
+    assert (layer.bias is None) == residual  # a linear residual carries the bias
+    check(layer, ref_gat, graph, _rand(graph.num_src, 4, seed=1), _rand(graph.num_edges, seed=2, low=0.5),
+          gradcheck=graph.num_src == N)
+
+
+def test_gatconv_feature_pair_through_one_fc():
+    torch.manual_seed(0)
+    check(gkt.GATConv(4, 3, 2, residual=True), ref_gat, _graph("block"), (_rand(5, 4, seed=1), _rand(3, 4, seed=2)),
+          gradcheck=True)
+
+
+# ------------------------------------------------------------------------ on a DynamicGraph
+
+NEW_LAYERS = {
+    "gin": lambda: gkt.GINConv(torch.nn.Linear(4, 3), "max", learn_eps=True),
+    "sgconv": lambda: gkt.SGConv(4, 3, k=2),
+    "appnp": lambda: gkt.APPNPConv(2, 0.2),
+    "tagconv": lambda: gkt.TAGConv(4, 3),
+    "chebconv": lambda: gkt.ChebConv(4, 3, 3),
+    "gatv2": lambda: gkt.GATv2Conv(4, 3, 2),
+    "edgeconv": lambda: gkt.EdgeConv(4, 3),
+    "edgeconv_bn": lambda: gkt.EdgeConv(4, 3, batch_norm=True),
+}
+WEIGHTED = {"gin", "sgconv", "appnp", "tagconv"}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_LAYERS))
+def test_layers_on_a_dynamic_graph_equal_its_snapshot(name):
+    """On a DynamicGraph whose edge ids have a hole (a deleted edge), the same as on its snapshot, edge
+    weights indexed by the stable edge ids."""
+    dg = gk.DynamicGraph(N)
+    dg.apply(insert=(np.r_[SRC, np.arange(N), [2]], np.r_[DST, np.arange(N), [0]]))
+    dg.apply(delete=([2], [0]))
+    assert dg.max_edge_id > dg.num_edges
+    torch.manual_seed(0)
+    module = NEW_LAYERS[name]().double()
+    weight = _rand(dg.max_edge_id, seed=5, low=0.5) if name in WEIGHTED else None
+    results = []
+    for g in (dg, dg.snapshot()):
+        x = _rand(N, 4, seed=1).requires_grad_(True)
+        out = module(g, x) if weight is None else module(g, x, edge_weight=weight)
+        out.square().sum().backward()
+        results.append((out.detach(), x.grad))
+    torch.testing.assert_close(results[0][0], results[1][0])
+    torch.testing.assert_close(results[0][1], results[1][1])

@@ -49,6 +49,9 @@ class GraphConv(nn.Module):
         if self.bias is not None:
             nn.init.zeros_(self.bias)
 
+    def set_allow_zero_in_degree(self, set_value: bool):
+        self._allow_zero_in_degree = set_value
+
     def forward(self, graph: Graph, feat, weight: torch.Tensor | None = None,
                 edge_weight: torch.Tensor | None = None) -> torch.Tensor:
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer

@@ -287,6 +287,13 @@ def test_layer_argument_errors():
         gkt.SAGEConv(3, 2, "attention")
     with pytest.raises(ValueError, match="norm"):
         gkt.GraphConv(3, 2, norm="sym")
+    g = gk.Graph.from_coo(SRC, DST, num_nodes=N)
+    for layer in (gkt.GraphConv(3, 2, allow_zero_in_degree=True), gkt.GATConv(3, 2, 1, allow_zero_in_degree=True),
+                  gkt.SAGEConv(3, 2, "mean")):
+        with pytest.raises(ValueError, match="'feat'.*width 3"):
+            layer(g, torch.ones(N, 4))
+        with pytest.raises(ValueError, match="'feat'.*5 rows"):
+            layer(g, torch.ones(N + 1, 3))
 
 
 def _dynamic_graph():

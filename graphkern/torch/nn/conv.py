@@ -11,7 +11,7 @@ from ..._validate import check_choice
 from ...graph import Graph
 from .._tensors import _graph, _node_counts
 from ..autograd import edge_softmax, sddmm, spmm
-from ._common import _check_edge_weight, _check_zero_in_degree, _column, _split_feat
+from ._common import _check_edge_weight, _check_zero_in_degree, _checked_pair, _column
 
 __all__ = ["GraphConv", "GATConv", "SAGEConv"]
 
@@ -56,7 +56,8 @@ class GraphConv(nn.Module):
                 edge_weight: torch.Tensor | None = None) -> torch.Tensor:
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GraphConv")
-        feat_src, _ = _split_feat(feat, graph)
+        width = self._in_feats if self.weight is not None else None  # an external weight is checked by torch
+        feat_src, _ = _checked_pair(feat, graph, "GraphConv", width, width)
         if weight is not None and self.weight is not None:
             raise ValueError("GraphConv: an external weight was passed to a module that has its own (weight=True)")
         weight = self.weight if weight is None else weight
@@ -113,6 +114,7 @@ class GATConv(nn.Module):
         self._num_heads, self._out_feats = num_heads, out_feats
         self._allow_zero_in_degree = allow_zero_in_degree
         in_src, in_dst = in_feats if isinstance(in_feats, tuple) else (in_feats, in_feats)
+        self._in_src_feats, self._in_dst_feats = in_src, in_dst
         self._bipartite = isinstance(in_feats, tuple)
         if self._bipartite:
             self.fc_src = nn.Linear(in_src, out_feats * num_heads, bias=False)
@@ -157,7 +159,7 @@ class GATConv(nn.Module):
     def forward(self, graph: Graph, feat, edge_weight: torch.Tensor | None = None, get_attention: bool = False):
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GATConv")
-        h_src, h_dst = _split_feat(feat, graph)
+        h_src, h_dst = _checked_pair(feat, graph, "GATConv", self._in_src_feats, self._in_dst_feats)
         h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
         heads, out = self._num_heads, self._out_feats
         if self._bipartite:
@@ -209,6 +211,7 @@ class SAGEConv(nn.Module):
         super().__init__()
         check_choice("aggregator_type", aggregator_type, self.AGGREGATORS)
         in_src, in_dst = in_feats if isinstance(in_feats, tuple) else (in_feats, in_feats)
+        self._in_src_feats, self._in_dst_feats = in_src, in_dst
         self._aggre_type = aggregator_type
         self.norm, self.activation = norm, activation
         self.feat_drop = nn.Dropout(feat_drop)
@@ -261,7 +264,7 @@ class SAGEConv(nn.Module):
 
     def forward(self, graph: Graph, feat, edge_weight: torch.Tensor | None = None) -> torch.Tensor:
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
-        h_src, h_dst = _split_feat(feat, graph)
+        h_src, h_dst = _checked_pair(feat, graph, "SAGEConv", self._in_src_feats, self._in_dst_feats)
         h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
 
         def aggregate(h, reduce):

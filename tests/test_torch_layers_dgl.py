@@ -47,6 +47,10 @@ def _graphs(kind):
                                  num_nodes=int(offsets[-1]))
         ours._counts = np.array([n for _, _, n in parts])
         return ours, theirs
+    if kind == "real":  # a Graph500 Kronecker graph: skewed degrees, isolated nodes
+        ours = gk.graph.kronecker(7, edgefactor=4)
+        src, dst = (torch.from_numpy(a.astype(np.int64)) for a in ours.edges())
+        return ours, dgl.graph((src, dst), num_nodes=ours.num_src)
     src, dst = (LOOP_SRC, LOOP_DST) if kind == "loops" else (SRC, DST)
     return (gk.Graph.from_coo(src, dst, num_nodes=N),
             dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=N))
@@ -110,6 +114,20 @@ CASES = {
     "edgeconv": (lambda nn: nn.EdgeConv(4, 3, allow_zero_in_degree=True), "plain", 4, False, False, {}),
     "edgeconv-bn": (lambda nn: nn.EdgeConv(4, 3, batch_norm=True), "loops", 4, False, False, {}),
     "edgeconv-block": (lambda nn: nn.EdgeConv(4, 3), "block", 4, True, False, {}),
+    "real-graphconv-ew": (lambda nn: nn.GraphConv(4, 3, allow_zero_in_degree=True), "real", 4, False, True, {}),
+    "real-gatconv-ew": (lambda nn: nn.GATConv(4, 3, 2, residual=True, allow_zero_in_degree=True), "real", 4,
+                        False, True, {}),
+    "real-sage-lstm": (lambda nn: nn.SAGEConv(4, 3, "lstm"), "real", 4, False, False, {}),
+    "real-sage-pool-ew": (lambda nn: nn.SAGEConv(4, 3, "pool"), "real", 4, False, True, {}),
+    "real-gin-max-ew": (lambda nn: nn.GINConv(torch.nn.Linear(4, 3), "max"), "real", 4, False, True, {}),
+    "real-sgconv-ew": (lambda nn: nn.SGConv(4, 3, k=2, allow_zero_in_degree=True), "real", 4, False, True, {}),
+    "real-appnp": (lambda nn: nn.APPNPConv(5, 0.1), "real", 4, False, False, {}),
+    "real-tagconv-ew": (lambda nn: nn.TAGConv(4, 3, k=3), "real", 4, False, True, {}),
+    "real-chebconv": (lambda nn: nn.ChebConv(4, 3, 4), "real", 4, False, False, {"lambda_max": [1.9]}),
+    "real-gatv2": (lambda nn: nn.GATv2Conv(4, 3, 2, allow_zero_in_degree=True), "real", 4, False, False, {}),
+    "real-edgeconv": (lambda nn: nn.EdgeConv(4, 3, allow_zero_in_degree=True), "real", 4, False, False, {}),
+    "real-edgeconv-bn": (lambda nn: nn.EdgeConv(4, 3, batch_norm=True, allow_zero_in_degree=True), "real", 4, False,
+                         False, {}),
     "sumpool": (lambda nn: nn.SumPooling(), "batch", 4, False, False, {}),
     "avgpool": (lambda nn: nn.AvgPooling(), "batch", 4, False, False, {}),
     "maxpool": (lambda nn: nn.MaxPooling(), "batch", 4, False, False, {}),

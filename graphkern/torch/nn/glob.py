@@ -54,6 +54,9 @@ class SumPooling(nn.Module):
     [[7.0]]
     """
 
+    def __init__(self):
+        super().__init__()
+
     def forward(self, graph, feat: torch.Tensor) -> torch.Tensor:
         counts, owner = _segments(graph, feat, "SumPooling")
         return _segment_sum(feat, counts, owner)
@@ -70,6 +73,9 @@ class AvgPooling(nn.Module):
     >>> gkt.AvgPooling()(g, torch.tensor([[1.0], [2.0], [6.0]])).tolist()
     [[3.0]]
     """
+
+    def __init__(self):
+        super().__init__()
 
     def forward(self, graph, feat: torch.Tensor) -> torch.Tensor:
         counts, owner = _segments(graph, feat, "AvgPooling")
@@ -92,6 +98,9 @@ class MaxPooling(nn.Module):
     >>> gkt.MaxPooling()(g, torch.tensor([[1.0, 9.0], [5.0, 2.0], [3.0, 4.0]])).tolist()
     [[5.0, 9.0]]
     """
+
+    def __init__(self):
+        super().__init__()
 
     def forward(self, graph, feat: torch.Tensor) -> torch.Tensor:
         counts, owner = _segments(graph, feat, "MaxPooling")

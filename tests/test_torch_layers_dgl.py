@@ -192,3 +192,21 @@ def test_sgconv_cache_equals_dgl():
     x, y = torch.randn(N, 4), torch.randn(N, 4)
     theirs(theirs_g, x), ours(ours_g, x)
     torch.testing.assert_close(ours(ours_g, y), theirs(theirs_g, y), rtol=1e-4, atol=1e-4)
+
+
+LAYERS = ["GraphConv", "GATConv", "SAGEConv", "GINConv", "SGConv", "APPNPConv", "TAGConv", "ChebConv", "GATv2Conv",
+          "EdgeConv", "SumPooling", "AvgPooling", "MaxPooling"]
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_signatures_and_methods_equal_dgl(name):
+    """Constructor and forward: the same parameter names, order and defaults; every public method of DGL's."""
+    import inspect
+
+    theirs, ours = getattr(dglnn, name), getattr(gkt, name)
+    for method in ("__init__", "forward"):
+        def params(cls):
+            return [(p.name, p.default) for p in inspect.signature(getattr(cls, method)).parameters.values()]
+        assert params(ours) == params(theirs), method
+    public = {m for m in dir(theirs) if not m.startswith("_")}
+    assert public <= set(dir(ours))

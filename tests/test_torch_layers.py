@@ -314,7 +314,7 @@ def test_chebconv_lambda_max_per_graph_of_a_batch():
     g = _batched(counts)
     layer = gkt.ChebConv(4, 3, 3).double()
     x = _rand(10, 4, seed=1)
-    torch.testing.assert_close(layer(g, x, lambda_max=torch.tensor([1.5, 2.0, 1.2], dtype=torch.float64)),
+    torch.testing.assert_close(layer(g, x, lambda_max=[1.5, 2.0, 1.2]),
                                ref_cheb(layer, g, x, None, lambda_max=[1.5, 2.0, 1.2], counts=counts))
 
 

@@ -287,7 +287,9 @@ class ChebConv(nn.Module):
         counts = _batch_num_nodes(original, feat.shape[0], feat)
         if lambda_max is None:
             lambda_max = [2.0] * counts.shape[0]
-        lambda_max = torch.as_tensor(lambda_max).to(feat).reshape(-1)
+        # A list becomes the features' dtype directly (DGL goes through float32 first, which only rounds
+        # float64 features' values differently).
+        lambda_max = torch.as_tensor(lambda_max, dtype=feat.dtype, device=feat.device).reshape(-1)
         if lambda_max.shape[0] != counts.shape[0]:
             raise ValueError(f"ChebConv: argument 'lambda_max': expected one value per graph of the batch "
                              f"({counts.shape[0]}), found {lambda_max.shape[0]}")

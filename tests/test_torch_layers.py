@@ -584,3 +584,11 @@ def test_layers_on_a_dynamic_graph_equal_its_snapshot(name):
         results.append((out.detach(), x.grad))
     torch.testing.assert_close(results[0][0], results[1][0])
     torch.testing.assert_close(results[0][1], results[1][1])
+
+
+def test_a_graph_without_edges():
+    g, x = gk.Graph.from_coo([], [], num_nodes=3), torch.randn(3, 4)
+    assert gkt.GINConv(None, "max")(g, x, edge_weight=torch.ones(0)).equal(x)
+    for layer in (gkt.EdgeConv(4, 2, allow_zero_in_degree=True), gkt.GATv2Conv(4, 2, 1, allow_zero_in_degree=True)):
+        assert not layer(g, x).any()
+    torch.testing.assert_close(gkt.APPNPConv(3, 0.25)(g, x), 0.25 * x)  # only the teleport term is left

@@ -39,7 +39,7 @@ def _check_edge_weight(g: Graph, edge_weight: torch.Tensor, layer: str):
     if not isinstance(edge_weight, torch.Tensor):
         raise TypeError(f"{layer}: argument 'edge_weight': expected a torch.Tensor, found "
                         f"{type(edge_weight).__name__}")
-    if edge_weight.dim() == 0 or edge_weight.shape[0] != g.num_edge_ids or edge_weight[0].numel() != 1:
+    if edge_weight.dim() == 0 or edge_weight.shape[0] != g.num_edge_ids or edge_weight[:1].numel() > 1:
         raise ValueError(f"{layer}: argument 'edge_weight': expected one scalar per edge, shape "
                          f"({g.num_edge_ids},), found shape {tuple(edge_weight.shape)}")
 

@@ -87,6 +87,7 @@ CASES = {
     "sage-gcn-shrink-ew": (lambda nn: nn.SAGEConv(4, 2, "gcn"), "plain", 4, False, True, {}),
     "sage-pool": (lambda nn: nn.SAGEConv(4, 3, "pool"), "plain", 4, False, False, {}),
     "sage-lstm": (lambda nn: nn.SAGEConv(4, 3, "lstm"), "plain", 4, False, False, {}),
+    "sage-lstm-ew": (lambda nn: nn.SAGEConv(4, 3, "lstm", bias=False), "plain", 4, False, True, {}),
     "sage-pool-block": (lambda nn: nn.SAGEConv((4, 4), 3, "pool"), "block", 4, True, False, {}),
     "gin-sum": (lambda nn: nn.GINConv(torch.nn.Linear(4, 3), "sum"), "plain", 4, False, False, {}),
     "gin-mean-learn-ew": (lambda nn: nn.GINConv(torch.nn.Linear(4, 3), "mean", init_eps=0.3, learn_eps=True),

@@ -196,7 +196,7 @@ def test_sgconv_cache_equals_dgl():
 
 
 LAYERS = ["GraphConv", "GATConv", "SAGEConv", "GINConv", "SGConv", "APPNPConv", "TAGConv", "ChebConv", "GATv2Conv",
-          "EdgeConv", "SumPooling", "AvgPooling", "MaxPooling"]
+          "EdgeConv", "SumPooling", "AvgPooling", "MaxPooling", "EdgeWeightNorm"]
 
 
 @pytest.mark.parametrize("name", LAYERS)
@@ -211,3 +211,20 @@ def test_signatures_and_methods_equal_dgl(name):
         assert params(ours) == params(theirs), method
     public = {m for m in dir(theirs) if not m.startswith("_")}
     assert public <= set(dir(ours))
+
+
+@pytest.mark.parametrize(("norm", "eps"), [("both", 0.0), ("both", 0.3), ("right", 0.0), ("none", 0.0)])
+@pytest.mark.parametrize("kind", ["plain", "block", "real"])
+def test_edge_weight_norm_equals_dgl(norm, eps, kind):
+    ours_g, theirs_g = _graphs(kind)
+    gen = torch.Generator().manual_seed(0)
+    weight = torch.rand(ours_g.num_edges, generator=gen) + 0.5
+    direction = torch.randn(ours_g.num_edges, generator=gen)
+    results = []
+    for layer, graph in ((dglnn.EdgeWeightNorm(norm, eps), theirs_g), (gkt.EdgeWeightNorm(norm, eps), ours_g)):
+        w = weight.clone().requires_grad_(True)
+        out = layer(graph, w)
+        (out * direction).sum().backward()
+        results.append((out.detach(), w.grad))
+    torch.testing.assert_close(results[1][0], results[0][0], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(results[1][1], results[0][1], rtol=1e-4, atol=1e-4)

@@ -5,8 +5,9 @@ from .conv_edge import EdgeConv
 from .conv_gatv2 import GATv2Conv
 from .conv_gin import GINConv
 from .conv_spectral import APPNPConv, ChebConv, SGConv, TAGConv
+from .edge_norm import EdgeWeightNorm
 from .glob import AvgPooling, MaxPooling, SumPooling
 
 __all__ = ["GraphConv", "GATConv", "SAGEConv"]
 __all__ += ["GINConv", "SGConv", "APPNPConv", "TAGConv", "ChebConv", "GATv2Conv", "EdgeConv",
-            "SumPooling", "AvgPooling", "MaxPooling"]
+            "SumPooling", "AvgPooling", "MaxPooling", "EdgeWeightNorm"]

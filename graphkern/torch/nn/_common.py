@@ -72,18 +72,28 @@ def _degree_norm(g: Graph, which: str, like: torch.Tensor) -> torch.Tensor:
 
 
 def _edge_weight_norm_both(g: Graph, edge_weight: torch.Tensor, layer: str) -> torch.Tensor:
-    """DGL's ``EdgeWeightNorm("both")``: ``w_e / sqrt(out_weight(u) * in_weight(v))`` for edge ``e = (u, v)``,
-    the weighted degrees being sums of ``w`` over a node's out- and in-edges.
+    """DGL's ``EdgeWeightNorm("both")``, the normalisation SGConv, APPNPConv and TAGConv apply to edge weights."""
+    return _normalised_edge_weight(g, edge_weight, "both", 0.0, layer)
+
+
+def _normalised_edge_weight(g: Graph, edge_weight: torch.Tensor, norm: str, eps: float, layer: str) -> torch.Tensor:
+    """``w_e / sqrt((out_weight(u) + eps) * (in_weight(v) + eps))`` for ``"both"``, ``w_e / (in_weight(v) +
+    eps)`` for ``"right"``, for each edge ``e = (u, v)``: the weighted degrees are sums of ``w`` over a node's
+    out- and in-edges.
 
     The product is taken per edge before the square root, so a node without edges never produces an
     infinite value that a backward could multiply by zero."""
     _check_edge_weight(g, edge_weight, layer)
     weight = edge_weight.reshape(-1)
-    if bool((weight <= 0).any()):
+    if norm == "none":
+        return weight
+    if norm == "both" and bool((weight <= 0).any()):
         raise ValueError(f"{layer}: argument 'edge_weight': the 'both' normalisation takes square roots of "
                          f"weighted degrees, so every weight must be positive; found a weight <= 0")
-    out_weight = spmm(_reverse(g), "copy_rhs", "sum", None, weight)
-    in_weight = spmm(g, "copy_rhs", "sum", None, weight)
+    in_weight = spmm(g, "copy_rhs", "sum", None, weight) + eps
+    if norm == "right":
+        return weight / sddmm(g, "copy_rhs", None, in_weight, "u", "v")
+    out_weight = spmm(_reverse(g), "copy_rhs", "sum", None, weight) + eps
     return weight * sddmm(g, "mul", out_weight, in_weight, "u", "v").pow(-0.5)
 
 

@@ -218,3 +218,9 @@ def test_more_layers_forward_and_backward(monkeypatch, layer):
         inputs = [x]
         fn = lambda h: module(g, h)
     _same_on_device(monkeypatch, fn, inputs, kernels=layer != "maxpool")  # the readout is torch ops only
+
+
+@pytest.mark.parametrize("norm", ["both", "right"])
+def test_edge_weight_norm_forward_and_backward(monkeypatch, norm):
+    g = _graph("random_300")
+    _same_on_device(monkeypatch, lambda w: gkt.EdgeWeightNorm(norm)(g, w), [_leaf((g.num_edges,), 8)])

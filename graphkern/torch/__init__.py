@@ -28,7 +28,9 @@ from __future__ import annotations
 
 from . import nn, ops
 from .autograd import edge_softmax, sddmm, spmm
+from .nn import *  # noqa: F403  (every layer of graphkern.torch.nn, also at this level)
 from .nn import GATConv, GraphConv, SAGEConv
 from .ops import *  # noqa: F403  (DGL's generated names, also at the top level as before)
 
 __all__ = ["spmm", "sddmm", "edge_softmax", "GraphConv", "GATConv", "SAGEConv", "ops", "nn", *ops.__all__]
+__all__ += [name for name in nn.__all__ if name not in __all__]

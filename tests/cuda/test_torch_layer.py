@@ -178,3 +178,49 @@ def test_degrees_are_kept_per_device(monkeypatch):
     keys = [k for k in g._cache if isinstance(k, tuple) and k[0] == "torch_degrees"]
     assert keys == [("torch_degrees", "in", "cpu")]  # the stand-in tensors live on the CPU
     np.testing.assert_array_equal(g._cache[keys[0]].numpy(), g.in_degrees())
+
+
+def _new_layer(name, feats):
+    """The layers of graphkern.torch.nn beyond the first three, by test id."""
+    if name == "gin_max_weighted":
+        return gkt.GINConv(torch.nn.Linear(feats, 3), "max", learn_eps=True)
+    if name == "gin_mean":
+        return gkt.GINConv(None, "mean", init_eps=0.5)
+    if name == "sgconv_weighted":
+        return gkt.SGConv(feats, 3, k=2)
+    if name == "appnp":
+        return gkt.APPNPConv(k=3, alpha=0.2)
+    if name == "tagconv":
+        return gkt.TAGConv(feats, 3, k=2)
+    if name == "chebconv":
+        return gkt.ChebConv(feats, 3, k=3)
+    if name == "gatv2":
+        return gkt.GATv2Conv(feats, 3, num_heads=2, residual=True)
+    if name == "edgeconv":
+        return gkt.EdgeConv(feats, 3)
+    if name == "edgeconv_bn":
+        return gkt.EdgeConv(feats, 3, batch_norm=True)
+    return gkt.MaxPooling()
+
+
+@pytest.mark.parametrize("layer", ["gin_max_weighted", "gin_mean", "sgconv_weighted", "appnp", "tagconv", "chebconv",
+                                   "gatv2", "edgeconv", "edgeconv_bn", "maxpool"])
+def test_more_layers_forward_and_backward(monkeypatch, layer):
+    g = _self_looped()
+    torch.manual_seed(0)
+    feats = 5
+    module = _new_layer(layer, feats).double()
+    x = _leaf((g.num_src, feats), 6)
+    if layer.endswith("_weighted"):
+        inputs = [x, _leaf((g.num_edges,), 7)]
+        fn = lambda h, w: module(g, h, edge_weight=w)
+    else:
+        inputs = [x]
+        fn = lambda h: module(g, h)
+    _same_on_device(monkeypatch, fn, inputs, kernels=layer != "maxpool")  # the readout is torch ops only
+
+
+@pytest.mark.parametrize("norm", ["both", "right"])
+def test_edge_weight_norm_forward_and_backward(monkeypatch, norm):
+    g = _graph("random_300")
+    _same_on_device(monkeypatch, lambda w: gkt.EdgeWeightNorm(norm)(g, w), [_leaf((g.num_edges,), 8)])

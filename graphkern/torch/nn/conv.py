@@ -11,7 +11,7 @@ from ..._validate import check_choice
 from ...graph import Graph
 from .._tensors import _graph, _node_counts
 from ..autograd import edge_softmax, sddmm, spmm
-from ._common import _check_zero_in_degree, _column, _split_feat
+from ._common import _check_edge_weight, _check_zero_in_degree, _checked_pair, _column
 
 __all__ = ["GraphConv", "GATConv", "SAGEConv"]
 
@@ -49,11 +49,15 @@ class GraphConv(nn.Module):
         if self.bias is not None:
             nn.init.zeros_(self.bias)
 
+    def set_allow_zero_in_degree(self, set_value: bool):
+        self._allow_zero_in_degree = set_value
+
     def forward(self, graph: Graph, feat, weight: torch.Tensor | None = None,
                 edge_weight: torch.Tensor | None = None) -> torch.Tensor:
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GraphConv")
-        feat_src, _ = _split_feat(feat, graph)
+        width = self._in_feats if self.weight is not None else None  # an external weight is checked by torch
+        feat_src, _ = _checked_pair(feat, graph, "GraphConv", width, width)
         if weight is not None and self.weight is not None:
             raise ValueError("GraphConv: an external weight was passed to a module that has its own (weight=True)")
         weight = self.weight if weight is None else weight
@@ -88,6 +92,12 @@ class GATConv(nn.Module):
     Attention logits ``leaky_relu(a_l . W h_u + a_r . W h_v)`` are normalised by :func:`edge_softmax` over
     each destination's in-edges and weight the messages ``W h_u`` (``u_mul_e_sum``).
 
+    ``forward(graph, feat, edge_weight=None, get_attention=False)`` as in DGL 2.1: ``edge_weight`` (one
+    scalar per edge id) multiplies every head's attention after the softmax. The parameters are DGL 2.1's:
+    ``fc.weight`` (``fc_src``/``fc_dst`` for a bipartite ``in_feats`` pair), ``attn_l``, ``attn_r``, and
+    the bias either as ``bias`` of shape ``(num_heads * out_feats,)`` or, with a linear residual, as
+    ``res_fc.bias``.
+
     Examples
     --------
     >>> import torch, graphkern as gk, graphkern.torch as gkt
@@ -104,6 +114,7 @@ class GATConv(nn.Module):
         self._num_heads, self._out_feats = num_heads, out_feats
         self._allow_zero_in_degree = allow_zero_in_degree
         in_src, in_dst = in_feats if isinstance(in_feats, tuple) else (in_feats, in_feats)
+        self._in_src_feats, self._in_dst_feats = in_src, in_dst
         self._bipartite = isinstance(in_feats, tuple)
         if self._bipartite:
             self.fc_src = nn.Linear(in_src, out_feats * num_heads, bias=False)
@@ -115,12 +126,17 @@ class GATConv(nn.Module):
         self.feat_drop = nn.Dropout(feat_drop)
         self.attn_drop = nn.Dropout(attn_drop)
         self.leaky_relu = nn.LeakyReLU(negative_slope)
-        self.bias = nn.Parameter(torch.zeros(num_heads * out_feats)) if bias else None
+        # As in DGL 2.1: a linear residual carries the bias (res_fc.bias); otherwise it is a parameter of its
+        # own, ``bias`` of shape (num_heads * out_feats,).
+        linear_residual = residual and in_dst != num_heads * out_feats
         if residual:
-            same = in_dst == num_heads * out_feats
-            self.res_fc = nn.Identity() if same else nn.Linear(in_dst, num_heads * out_feats, bias=False)
+            self.res_fc = nn.Linear(in_dst, num_heads * out_feats, bias=bias) if linear_residual else nn.Identity()
         else:
-            self.res_fc = None
+            self.register_buffer("res_fc", None)
+        if bias and not linear_residual:
+            self.bias = nn.Parameter(torch.zeros(num_heads * out_feats))
+        else:
+            self.register_buffer("bias", None)
         self.activation = activation
         self.reset_parameters()
 
@@ -134,11 +150,16 @@ class GATConv(nn.Module):
             nn.init.zeros_(self.bias)
         if isinstance(self.res_fc, nn.Linear):
             nn.init.xavier_normal_(self.res_fc.weight, gain=gain)
+            if self.res_fc.bias is not None:
+                nn.init.zeros_(self.res_fc.bias)
 
-    def forward(self, graph: Graph, feat, get_attention: bool = False):
+    def set_allow_zero_in_degree(self, set_value: bool):
+        self._allow_zero_in_degree = set_value
+
+    def forward(self, graph: Graph, feat, edge_weight: torch.Tensor | None = None, get_attention: bool = False):
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GATConv")
-        h_src, h_dst = _split_feat(feat, graph)
+        h_src, h_dst = _checked_pair(feat, graph, "GATConv", self._in_src_feats, self._in_dst_feats)
         h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
         heads, out = self._num_heads, self._out_feats
         if self._bipartite:
@@ -146,11 +167,15 @@ class GATConv(nn.Module):
             f_dst = self.fc_dst(h_dst).view(-1, heads, out)
         else:
             f_src = self.fc(h_src).view(-1, heads, out)
-            f_dst = f_src[: graph.num_dst]
+            # separate destination features (a pair) go through the same fc, as in DGL
+            f_dst = self.fc(h_dst).view(-1, heads, out) if isinstance(feat, (tuple, list)) else f_src[: graph.num_dst]
         el = (f_src * self.attn_l).sum(dim=-1, keepdim=True)  # (N_src, H, 1)
         er = (f_dst * self.attn_r).sum(dim=-1, keepdim=True)  # (N_dst, H, 1)
         logits = self.leaky_relu(sddmm(graph, "add", el, er, "u", "v"))  # (E, H, 1)
         attention = self.attn_drop(edge_softmax(graph, logits))
+        if edge_weight is not None:  # scales every head's attention on the edge, after the softmax (DGL)
+            _check_edge_weight(graph, edge_weight, "GATConv")
+            attention = attention * edge_weight.reshape(-1, 1, 1)
         rst = spmm(graph, "mul", "sum", f_src.contiguous(), attention.contiguous())  # (N_dst, H, out)
         if self.res_fc is not None:
             rst = rst + self.res_fc(h_dst).view(h_dst.shape[0], -1, out)
@@ -167,6 +192,8 @@ class SAGEConv(nn.Module):
     ``aggregator_type``: ``"mean"`` (mean of the in-neighbours, plus a separate self transform), ``"gcn"``
     (the mean over the in-neighbours and the node itself), ``"pool"`` (max over ``relu(W_pool h_u)``) or
     ``"lstm"`` (an LSTM over the in-neighbours in CSC order, run per in-degree bucket as DGL does).
+    The parameters are DGL 2.1's: the bias is ``fc_self.bias``, except for ``"gcn"`` (no ``fc_self``),
+    where it is ``bias``.
 
     Examples
     --------
@@ -184,6 +211,7 @@ class SAGEConv(nn.Module):
         super().__init__()
         check_choice("aggregator_type", aggregator_type, self.AGGREGATORS)
         in_src, in_dst = in_feats if isinstance(in_feats, tuple) else (in_feats, in_feats)
+        self._in_src_feats, self._in_dst_feats = in_src, in_dst
         self._aggre_type = aggregator_type
         self.norm, self.activation = norm, activation
         self.feat_drop = nn.Dropout(feat_drop)
@@ -192,8 +220,15 @@ class SAGEConv(nn.Module):
         if aggregator_type == "lstm":
             self.lstm = nn.LSTM(in_src, in_src, batch_first=True)
         self.fc_neigh = nn.Linear(in_src, out_feats, bias=False)
-        self.fc_self = nn.Linear(in_dst, out_feats, bias=False) if aggregator_type != "gcn" else None
-        self.bias = nn.Parameter(torch.zeros(out_feats)) if bias else None
+        # As in DGL 2.1: the bias belongs to fc_self; "gcn" has no fc_self and a ``bias`` of its own.
+        if aggregator_type != "gcn":
+            self.fc_self = nn.Linear(in_dst, out_feats, bias=bias)
+        else:
+            self.register_buffer("fc_self", None)
+        if aggregator_type == "gcn" and bias:
+            self.bias = nn.Parameter(torch.zeros(out_feats))
+        else:
+            self.register_buffer("bias", None)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -202,9 +237,10 @@ class SAGEConv(nn.Module):
             nn.init.xavier_uniform_(self.fc_pool.weight, gain=gain)
         if self._aggre_type == "lstm":
             self.lstm.reset_parameters()
-        nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
+        # fc_self's bias keeps nn.Linear's own initialisation, as in DGL
         if self.fc_self is not None:
             nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
+        nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
         if self.bias is not None:
             nn.init.zeros_(self.bias)
 
@@ -228,7 +264,7 @@ class SAGEConv(nn.Module):
 
     def forward(self, graph: Graph, feat, edge_weight: torch.Tensor | None = None) -> torch.Tensor:
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
-        h_src, h_dst = _split_feat(feat, graph)
+        h_src, h_dst = _checked_pair(feat, graph, "SAGEConv", self._in_src_feats, self._in_dst_feats)
         h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
 
         def aggregate(h, reduce):

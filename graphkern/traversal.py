@@ -338,7 +338,8 @@ def _search_packed(dg, source: int) -> BFSResult:
 
 def _hubs(g, in_indptr, in_indices, out_indptr):
     """The graph's hub index for bottom-up steps (``hubs[v]``: the in-neighbour of ``v`` with the highest
-    out-degree), built at the second search that steps bottom-up and cached with the graph; None before.
+    out-degree), built at the second search that steps bottom-up and cached with the graph; None before,
+    and None on a graph whose degrees are not skewed (see :data:`HUB_MIN_SKEW`).
 
     A bottom-up vertex tries its hub before reading its row: in a power-law graph the hubs join the
     frontier early, so most vertices find their parent without touching the in-edges (measured by
@@ -347,6 +348,11 @@ def _hubs(g, in_indptr, in_indices, out_indptr):
     hubs = g._cache.get("bfs_hubs")
     if hubs is not None:
         return hubs
+    skewed = g._cache.get("bfs_degrees_skewed")
+    if skewed is None:
+        skewed = g._cache["bfs_degrees_skewed"] = _degrees_skewed(out_indptr)
+    if not skewed:
+        return None
     seen = g._cache.get("bfs_bottom_up_searches", 0)
     g._cache["bfs_bottom_up_searches"] = seen + 1
     if seen == 0:
@@ -355,6 +361,20 @@ def _hubs(g, in_indptr, in_indices, out_indptr):
     _bfs.in_neighbour_hubs(in_indptr, in_indices, out_indptr, hubs)
     g._cache["bfs_hubs"] = hubs
     return hubs
+
+
+# Hubs are built only where some vertex has at least this many times the mean out-degree: on a graph
+# without hubs (uniform random, a grid, a mesh) the index finds no early parents and its build costs
+# two or three searches (the uniform rows of `python tools/compare_peers.py --family gap`).
+HUB_MIN_SKEW = 16
+
+
+def _degrees_skewed(out_indptr) -> bool:
+    num = out_indptr.size - 1
+    if num == 0 or out_indptr[num] == 0:
+        return False
+    largest = int(np.max(out_indptr[1:] - out_indptr[:-1]))
+    return largest >= HUB_MIN_SKEW * int(out_indptr[num]) / num
 
 
 # a top-down level gathers from the visited map as it found the level when its frontier's out-edges pass

@@ -29,7 +29,9 @@ from __future__ import annotations
 from . import nn, ops
 from .autograd import edge_softmax, sddmm, spmm
 from .nn import GATConv, GraphConv, SAGEConv
+from .nn.conv_rel import RelGraphConv, TypedLinear
 from .ops import *  # noqa: F403  (DGL's generated names, also at the top level as before)
 from .segment import gather_mm, segment_mm, segment_reduce, segment_softmax  # noqa: F401  (also in ops.__all__)
 
 __all__ = ["spmm", "sddmm", "edge_softmax", "GraphConv", "GATConv", "SAGEConv", "ops", "nn", *ops.__all__]
+__all__ += ["RelGraphConv", "TypedLinear"]

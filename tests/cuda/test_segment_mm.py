@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
+from graphkern.kernels.cuda.launch import launch_shape
 from numba import cuda
 
 import graphkern as gk
-from graphkern.kernels.cuda.launch import launch_shape
 from graphkern.segment import segment_mm_backward_b
 
 

@@ -91,7 +91,9 @@ def _offsets(seglen, segments: int, rows: int) -> np.ndarray:
     if total != rows:
         raise ValueError(f"argument 'seglen_a': expected lengths summing to the {rows} rows of 'a', found sum "
                          f"{total}")
-    return _cpu.offsets_of(lengths.astype(np.int64))
+    offsets = np.zeros(lengths.size + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
 
 
 def _on_device(backend, *arrays) -> bool:

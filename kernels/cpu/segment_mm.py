@@ -17,7 +17,6 @@ cache took 0.02-0.5 s (first calls of segment_mm and gather_mm in fresh processe
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit, prange
 
 from ._simd import vload, vmask, vsplat, vstore, vzeros
@@ -165,31 +164,3 @@ def segment_mm_backward_b(a, dz, offsets, out):
             aik = a[i, k]
             for j in range(D2):
                 out[r, k, j] += aik * dz[i, j]
-
-
-@njit(parallel=True, cache=True)
-def segment_mm_naive(a, b, offsets, out):
-    """The plain loop (accumulator row in memory, inner loop over columns vectorised by LLVM); kept as
-    the baseline the register tile is measured against (tools/segment_mm_bench.py)."""
-    N = a.shape[0]
-    blocks = (N + BLOCK_ROWS - 1) // BLOCK_ROWS
-    for blk in prange(blocks):
-        lo = blk * BLOCK_ROWS
-        hi = min(N, lo + BLOCK_ROWS)
-        for i in range(lo, hi):
-            r = _segment_of(offsets, i)
-            while offsets[r + 1] <= i:
-                r += 1
-            for j in range(out.shape[1]):
-                out[i, j] = 0
-            for k in range(a.shape[1]):
-                aik = a[i, k]
-                for j in range(out.shape[1]):
-                    out[i, j] += aik * b[r, k, j]
-
-
-def offsets_of(seglen: np.ndarray) -> np.ndarray:
-    """``[0, cumsum(seglen)]`` as int64 (the segment starts and the end)."""
-    offsets = np.zeros(seglen.size + 1, np.int64)
-    np.cumsum(seglen, out=offsets[1:])
-    return offsets

@@ -17,6 +17,7 @@ cache took 0.02-0.5 s (first calls of segment_mm and gather_mm in fresh processe
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, prange
 
 from ._simd import vload, vmask, vsplat, vstore, vzeros
@@ -28,6 +29,11 @@ ROWS = 4
 # Rows of a parallel work item: a few tiles, so that a segment shorter than a block still spreads over the
 # threads when there are few segments, and long segments split evenly.
 BLOCK_ROWS = 64
+# gather_mm's blocks are larger: a block's rows are sorted by type, and longer runs of one type fill more tiles
+GATHER_BLOCK_ROWS = 256
+# ... when a row's product has at least this many multiply-adds (D1 * D2): below it the sort (about
+# log2(256) = 8 steps a row) would cost as much as the products it arranges
+SORT_MIN_PRODUCT = 64
 
 
 @njit(inline="always")
@@ -115,8 +121,10 @@ def segment_mm(a, b, offsets, out):
 def gather_mm(a, b, idx_a, idx_b, use_idx_a, use_idx_b, out):
     """``out[i] = a[ia] @ b[ib]`` with ``ia = idx_a[i] if use_idx_a else i`` and likewise ``ib``.
 
-    Parallel over blocks of rows; within a block, runs of consecutive rows with the same ``b`` matrix
-    (rows sorted by type, or a type that repeats) share register tiles.
+    Parallel over blocks of ``GATHER_BLOCK_ROWS`` rows. With ``idx_b``, a block's rows are visited in the
+    order of a stable sort by ``idx_b`` (when a row's product is big enough to pay for it), so that rows of
+    one type share register tiles as in :func:`segment_mm` whatever order the types come in; each row is
+    still written to its own place.
     """
     N = out.shape[0]
     D2 = out.shape[1]
@@ -125,26 +133,37 @@ def gather_mm(a, b, idx_a, idx_b, use_idx_a, use_idx_b, out):
     if a.shape[1] == 0:
         out[:] = 0
         return
-    blocks = (N + BLOCK_ROWS - 1) // BLOCK_ROWS
+    sort = use_idx_b and a.shape[1] * D2 >= SORT_MIN_PRODUCT
+    blocks = (N + GATHER_BLOCK_ROWS - 1) // GATHER_BLOCK_ROWS
     for blk in prange(blocks):
-        lo = blk * BLOCK_ROWS
-        hi = min(N, lo + BLOCK_ROWS)
+        lo = blk * GATHER_BLOCK_ROWS
+        hi = min(N, lo + GATHER_BLOCK_ROWS)
+        in_order = True
+        if sort:  # rows already in type order (presorted edges) skip the sort
+            for i in range(lo + 1, hi):
+                if idx_b[i] < idx_b[i - 1]:
+                    in_order = False
+                    break
+        order = np.arange(lo, hi) if in_order else np.argsort(idx_b[lo:hi], kind="mergesort") + lo
+        count = hi - lo
         for c in range(0, D2, LANES):
             mask = vmask(min(LANES, D2 - c), LANES)
-            i = lo
-            while i < hi:
-                ib = idx_b[i] if use_idx_b else i
-                if (use_idx_b and i + ROWS <= hi and idx_b[i + 1] == ib and idx_b[i + 2] == ib
-                        and idx_b[i + 3] == ib):
-                    if use_idx_a:
-                        _rows_times(a, idx_a[i], idx_a[i + 1], idx_a[i + 2], idx_a[i + 3], b[ib], out,
-                                    i, i + 1, i + 2, i + 3, c, mask)
-                    else:
-                        _rows_times(a, i, i + 1, i + 2, i + 3, b[ib], out, i, i + 1, i + 2, i + 3, c, mask)
-                    i += ROWS
-                else:
-                    _row_times(a, idx_a[i] if use_idx_a else i, b[ib], out, i, c, mask)
-                    i += 1
+            p = 0
+            while p < count:
+                i0 = order[p]
+                ib = idx_b[i0] if use_idx_b else i0
+                if use_idx_b and p + ROWS <= count:
+                    i1, i2, i3 = order[p + 1], order[p + 2], order[p + 3]
+                    if idx_b[i1] == ib and idx_b[i2] == ib and idx_b[i3] == ib:
+                        if use_idx_a:
+                            _rows_times(a, idx_a[i0], idx_a[i1], idx_a[i2], idx_a[i3], b[ib], out, i0, i1, i2, i3,
+                                        c, mask)
+                        else:
+                            _rows_times(a, i0, i1, i2, i3, b[ib], out, i0, i1, i2, i3, c, mask)
+                        p += ROWS
+                        continue
+                _row_times(a, idx_a[i0] if use_idx_a else i0, b[ib], out, i0, c, mask)
+                p += 1
 
 
 @njit(parallel=True, cache=True)

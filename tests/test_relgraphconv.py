@@ -179,3 +179,29 @@ def test_it_trains(g):
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize("regularizer", [None, "basis", "bdd"])
+def test_a_graph_without_edges_gives_the_self_loop_and_bias(regularizer):
+    g0 = gk.Graph.from_coo(np.array([], np.int64), np.array([], np.int64), num_nodes=3)
+    conv = gkt.RelGraphConv(4, 2, 2, regularizer=regularizer, num_bases=2)
+    feat = torch.randn(3, 4, requires_grad=True)
+    for presorted in (False, True):
+        out = conv(g0, feat, torch.zeros(0, dtype=torch.int64), presorted=presorted)
+        torch.testing.assert_close(out, feat @ conv.loop_weight + conv.h_bias)
+        out.sum().backward()
+
+
+def test_bipartite_block():
+    """Sources and destinations apart (a sampled block): messages from the sources, the self-loop from
+    the first num_dst rows, as DGL does."""
+    torch.manual_seed(3)
+    src, dst = np.array([0, 1, 4, 3, 4]), np.array([0, 1, 1, 0, 0])
+    block = gk.Graph.from_coo(src, dst, num_nodes=(5, 2))
+    types = torch.tensor([0, 1, 1, 0, 1])
+    conv = gkt.RelGraphConv(4, 3, 2)
+    feat = torch.randn(5, 4)
+    want = feat[:2] @ conv.loop_weight + conv.h_bias
+    for e in range(5):
+        want = want.index_add(0, torch.tensor([int(dst[e])]), (feat[src[e]] @ conv.linear_r.W[types[e]])[None])
+    torch.testing.assert_close(conv(block, feat, types), want, **TOL)

@@ -16,6 +16,7 @@ from .dispatch import Plan, explain
 from .errors import BackendUnavailableError, DistributedError, Graph500ValidationError, GraphkernError
 from .graph import DynamicGraph, Graph, batch, unbatch
 from .incremental import IncrementalBFS
+from .segment import gather_mm, segment_mm
 from .sparse import edge_softmax, sddmm, spmm
 from .traversal import BFSResult, bfs
 
@@ -31,4 +32,5 @@ __all__ = [
     "explain", "Plan",
     "GraphkernError", "BackendUnavailableError", "Graph500ValidationError", "DistributedError",
     "__version__",
+    "segment_mm", "gather_mm",
 ]

@@ -234,6 +234,16 @@ def _torch_calls(g, dtype):
             x = torch.rand(g.num_nodes, 16, dtype=torch_dtype, requires_grad=True)
             layer(g, x).sum().backward()
         yield step
+    # RelGraphConv: gather_mm forward and backward (every regularizer), segment_mm for presorted edges
+    etypes = torch.from_numpy(np.random.default_rng(5).integers(0, 4, g.num_edge_ids))
+    for regularizer, presorted in ((None, False), ("basis", False), ("bdd", False), (None, True)):
+        rel = gk_torch.RelGraphConv(16, 16, 4, regularizer=regularizer, num_bases=2).to(torch_dtype)
+        types = torch.sort(etypes).values if presorted else etypes
+
+        def rel_step(rel=rel, types=types, presorted=presorted):
+            x = torch.rand(g.num_nodes, 16, dtype=torch_dtype, requires_grad=True)
+            rel(g, x, types, presorted=presorted).sum().backward()
+        yield rel_step
 
 
 def _calls(family, g, dtype, idtype, ops):

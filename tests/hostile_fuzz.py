@@ -284,9 +284,80 @@ def test_kernel_arguments(n, data):
     assert np.allclose(gk.spmm(g, "copy_lhs", "sum", x), want)
 
 
+@st.composite
+def dense_array(draw, shape):
+    """A dense operand of segment_mm/gather_mm: usually of ``shape``, else an axis more or less or one off;
+    odd dtypes, NaN, non-contiguous views."""
+    shape = list(shape)
+    change = draw(st.sampled_from(["none", "none", "none", "axis", "drop", "add"]))
+    if change == "axis" and shape:
+        at = draw(st.integers(0, len(shape) - 1))
+        shape[at] = max(0, shape[at] + draw(st.sampled_from([-1, 1])))
+    elif change == "drop" and shape:
+        shape.pop()
+    elif change == "add":
+        shape.append(2)
+    values = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) % 5 - 2
+    if values.size and draw(st.booleans()):
+        values.flat[0] = np.nan
+    try:
+        arr = values.astype(draw(st.one_of(st.just("float64"), st.just("float32"), FEATURE_DTYPES)))
+    except (ValueError, TypeError):
+        arr = values
+    if arr.ndim >= 2 and arr.shape[-1] > 1 and draw(st.integers(0, 4)) == 0:
+        arr = arr[..., ::-1]
+    return arr
+
+
+def typed_ids(draw, size, bound):
+    """Ids for an axis of ``bound``: in range with int32/int64 half the time, else anything ids_array makes."""
+    if draw(st.booleans()):
+        values = draw(st.lists(st.integers(0, max(bound - 1, 0)), min_size=size, max_size=size))
+        return np.array(values, dtype=draw(st.sampled_from(["int32", "int64"])))
+    return ids_array(draw, size)
+
+
+@SETTINGS
+@given(st.integers(0, 9), st.integers(0, 4), st.integers(0, 5), st.integers(0, 3), st.data())
+def test_typed_matmul(n, d1, d2, r, data):
+    a, b = data.draw(dense_array((n, d1))), data.draw(dense_array((r, d1, d2)))
+    if data.draw(st.booleans()) and r:  # lengths that add up, some of them 0
+        cuts = np.sort(data.draw(st.lists(st.integers(0, n), min_size=r - 1, max_size=r - 1)))
+        seglen = np.diff(np.r_[0, cuts, n]).astype(data.draw(st.sampled_from(["int32", "int64", "uint8"])))
+    else:
+        seglen = ids_array(data.draw, data.draw(st.sampled_from([r, r, max(r - 1, 0), r + 1])))
+    k = data.draw(st.sampled_from([n, r, n + 1, 0]))
+    idx_a = data.draw(st.one_of(st.none(), st.just(k).map(lambda m: typed_ids(data.draw, m, n))))
+    idx_b = data.draw(st.one_of(st.none(), st.just(k).map(lambda m: typed_ids(data.draw, m, r))))
+    kept = [None if v is None else v.copy() for v in (a, b, seglen, idx_a, idx_b)]
+    try:
+        out = gk.segment_mm(a, b, seglen)
+    except Exception as exc:  # noqa: BLE001
+        assert refused(exc), repr(exc)
+    else:
+        starts = np.r_[0, np.cumsum(seglen.astype(np.int64))]
+        want = np.concatenate([a[starts[r]:starts[r + 1]] @ b[r] for r in range(b.shape[0])] or
+                              [np.zeros((0, b.shape[2]), a.dtype)])
+        assert out.shape == want.shape and np.allclose(out, want, equal_nan=True)
+    try:
+        out = gk.gather_mm(a, b, idx_a=idx_a, idx_b=idx_b)
+    except Exception as exc:  # noqa: BLE001
+        assert refused(exc), repr(exc)
+    else:
+        rows = a if idx_a is None else a[idx_a.astype(np.int64)]
+        mats = b if idx_b is None else b[idx_b.astype(np.int64)]
+        want = np.einsum("ik,ikj->ij", rows, mats)
+        assert out.shape == want.shape and np.allclose(out, want, equal_nan=True)
+    for given_arr, before in zip((a, b, seglen, idx_a, idx_b), kept):
+        if before is not None:
+            same = ([repr(v) for v in given_arr.ravel()] == [repr(v) for v in before.ravel()]
+                    if given_arr.dtype == object else given_arr.tobytes() == before.tobytes())
+            assert same, "a typed matmul changed its input"
+
+
 def main() -> int:
     tests = [test_from_coo, test_from_csr, test_read_edgelist, test_load, test_graph500_validate, test_dynamic_graph,
-             test_kernel_arguments]
+             test_kernel_arguments, test_typed_matmul]
     failed = 0
     for test in tests:
         try:

@@ -20,4 +20,4 @@ def test_hostile_input_under_bounds_checks(tmp_path):
     run = subprocess.run([sys.executable, str(script), str(EXAMPLES)], env=env, capture_output=True, text=True,
                          timeout=1500, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-4000:]
-    assert run.stdout.count(": ok") == 7, run.stdout
+    assert run.stdout.count(": ok") == 8, run.stdout

@@ -31,6 +31,7 @@ from .autograd import edge_softmax, sddmm, spmm
 from .nn import *  # noqa: F403  (every layer of graphkern.torch.nn, also at this level)
 from .nn import GATConv, GraphConv, SAGEConv
 from .ops import *  # noqa: F403  (DGL's generated names, also at the top level as before)
+from .segment import gather_mm, segment_mm, segment_reduce, segment_softmax  # noqa: F401  (also in ops.__all__)
 
 __all__ = ["spmm", "sddmm", "edge_softmax", "GraphConv", "GATConv", "SAGEConv", "ops", "nn", *ops.__all__]
 __all__ += [name for name in nn.__all__ if name not in __all__]

@@ -171,7 +171,10 @@ def _reference_hubs(g):
 
 @pytest.mark.parametrize("case", ["self_loops", "multi_edges", "hub", "unsorted_random", "kronecker_10", "bipartite"])
 @pytest.mark.parametrize("directed", [True, False])
-def test_repeated_searches_use_the_hub_index(case, directed, idtype):
+def test_repeated_searches_use_the_hub_index(case, directed, idtype, monkeypatch):
+    import graphkern.traversal as traversal
+
+    monkeypatch.setattr(traversal, "HUB_MIN_SKEW", 0)  # every graph counts as skewed: the index is built
     src, dst, n = CASES[case]()
     if not directed:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
@@ -185,6 +188,26 @@ def test_repeated_searches_use_the_hub_index(case, directed, idtype):
         _check(g, source, "direction_optimizing", directed=directed)
     np.testing.assert_array_equal(g._cache["bfs_hubs"], _reference_hubs(g))
     assert g._cache["bfs_hubs"].dtype == g.idtype
+
+
+@pytest.mark.parametrize("kind", ["kronecker", "uniform", "grid"])
+def test_hub_index_only_where_degrees_are_skewed(kind):
+    import graphkern.traversal as traversal
+
+    if kind == "kronecker":
+        g = gk.graph.kronecker(12)
+    elif kind == "uniform":
+        g = gk.graph.undirected(*gk.graph.uniform_edges(4096, 16 * 4096, seed=2), 4096)
+    else:
+        side = np.arange(64 * 64).reshape(64, 64)
+        g = gk.graph.undirected(np.r_[side[:, :-1].ravel(), side[:-1].ravel()],
+                                np.r_[side[:, 1:].ravel(), side[1:].ravel()], 64 * 64)
+    degrees = g.out_degrees()
+    skewed = degrees.max() >= traversal.HUB_MIN_SKEW * degrees.mean()
+    for source in (0, 1, 2):
+        r = gk.bfs(g, source, algorithm="bottom_up")
+        gk.graph500.validate(g, source, r.parents, r.levels)
+    assert ("bfs_hubs" in g._cache) == skewed == (kind == "kronecker")
 
 
 def test_isolated_source_and_empty_graph():

@@ -101,3 +101,31 @@ def test_busy_processes_stop_when_the_block_raises():
     with pytest.raises(ValueError, match="busy_kind"):
         with busy_processes(1, "perl"):
             pass
+
+
+def test_bench_contention_ctrl_c_stops_the_busy_processes(monkeypatch):
+    """A real SIGINT while the busy processes run: the KeyboardInterrupt leaves none of them behind."""
+    import os
+    import signal
+    import time
+
+    import pytest
+
+    from graphkern import _contention
+
+    seen = []
+    real_times = _contention._times
+
+    def interrupted(call, repeat):
+        if seen:  # the second timing is the first contended one
+            seen.append(len(_busy_children()))
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the interrupt arrives here
+        seen.append(-1)
+        return real_times(call, repeat)
+
+    monkeypatch.setattr(_contention, "_times", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _contention.run_contention(9, repeat=1, quick=True, busy=2, progress=False)
+    assert seen[1] == 2
+    assert _busy_children() == []

@@ -129,3 +129,14 @@ def test_bench_contention_ctrl_c_stops_the_busy_processes(monkeypatch):
         _contention.run_contention(9, repeat=1, quick=True, busy=2, progress=False)
     assert seen[1] == 2
     assert _busy_children() == []
+
+
+def test_busy_processes_beside_torch():
+    import pytest
+
+    pytest.importorskip("torch")
+    from graphkern._contention import busy_processes
+
+    with busy_processes(1, "torch") as procs:
+        assert procs[0].poll() is None  # it said ready: torch is imported and the matmul loop runs
+    assert procs[0].returncode is not None and _busy_children() == []

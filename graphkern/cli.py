@@ -40,8 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="time each kernel family quiet, then beside busy processes, and print the slowdown")
     bench.add_argument("--busy", type=_nonnegative_int, default=None,
                        help="--contention: busy processes (default: half the cores, at least 1)")
-    bench.add_argument("--busy-kind", default="python", choices=["python", "numpy", "torch"],
-                       help="--contention: what the busy processes run (torch: a 1-thread matmul loop)")
+    bench.add_argument("--busy-kind", default=None, choices=["python", "numpy", "torch"],
+                       help="--contention: what the busy processes run (default python; torch: a 1-thread matmul "
+                            "loop)")
     comp = sub.add_parser("compile", help="compile every kernel a model will run into the on-disk cache, once "
                                           "after installing or upgrading (first calls then load in milliseconds)")
     comp.add_argument("--dtype", action="append", choices=["float32", "float64"],
@@ -108,6 +109,9 @@ def main(argv=None) -> int:
         show_config()
         return 0
     if args.command == "bench":
+        if not args.contention and (args.busy is not None or args.busy_kind is not None):
+            print("graphkern bench: --busy and --busy-kind go with --contention", file=sys.stderr)
+            return 2
         import numba
 
         from .bench import run_bench
@@ -129,7 +133,7 @@ def main(argv=None) -> int:
 
             try:
                 run_contention(scale, edgefactor=args.edgefactor, repeat=repeat, quick=args.quick, backend=backend,
-                               busy=args.busy, busy_kind=args.busy_kind, progress=not args.no_progress,
+                               busy=args.busy, busy_kind=args.busy_kind or "python", progress=not args.no_progress,
                                as_json=args.json)
             except ValueError as exc:
                 print(f"graphkern bench --contention: {exc}", file=sys.stderr)

@@ -47,6 +47,11 @@ def test_bad_arguments_exit_non_zero():
     assert proc.returncode == 2 and "expected a positive integer" in proc.stderr
 
 
+def test_busy_without_contention_is_an_error(capsys):
+    assert cli.main(["bench", "--busy", "1"]) == 2
+    assert "go with --contention" in capsys.readouterr().err
+
+
 def _busy_children() -> list[int]:
     """Pids of the busy processes this process started that are still alive (from /proc's command lines)."""
     import os

@@ -76,23 +76,31 @@ def _reference_edges(ctx: BenchContext):
     return src, dst, scale
 
 
-@bench_family("spmm")
-def bench_spmm(ctx: BenchContext) -> list[Row]:
-    """g-SpMM, g-SDDMM and edge softmax on the symmetric simple Kronecker graph, against SciPy."""
-    import scipy.sparse as sp
-
-    from . import edge_softmax, ops
+def sparse_inputs(ctx: BenchContext):
+    """``(g, x, rng, scale)``: the symmetric simple Kronecker graph the sparse kernels run on (its CSC
+    built), float32 node features of width 16, and the generator that made them (for more inputs)."""
     from .graph import Graph
 
     src, dst, scale = _reference_edges(ctx)
     n = 1 << scale
     loops = src == dst
     g = Graph.from_coo(np.concatenate([src, dst[~loops]]), np.concatenate([dst, src[~loops]]), num_nodes=n).simple()
+    g.csc()
+    rng = np.random.default_rng(0)
+    return g, rng.random((n, 16), dtype=np.float32), rng, scale
+
+
+@bench_family("spmm")
+def bench_spmm(ctx: BenchContext) -> list[Row]:
+    """g-SpMM, g-SDDMM and edge softmax on the symmetric simple Kronecker graph, against SciPy."""
+    import scipy.sparse as sp
+
+    from . import edge_softmax, ops
+
+    g, x, rng, scale = sparse_inputs(ctx)
+    n, F = x.shape
     indptr, indices, eids = g.csc()
     E = g.num_edges
-    rng = np.random.default_rng(0)
-    F = 16
-    x = rng.random((n, F), dtype=np.float32)
     w = rng.random((E, 1), dtype=np.float32)
     At = sp.csr_array((np.ones(E, np.float32), indices, indptr), shape=(n, n))
     At_w = sp.csr_array((w[eids, 0], indices, indptr), shape=(n, n))
@@ -133,6 +141,20 @@ def bench_spmm(ctx: BenchContext) -> list[Row]:
     return rows
 
 
+def bfs_inputs(ctx: BenchContext):
+    """``(g, roots)``: the generated graph, undirected and simple without its self-loops (CSC built), and
+    its Graph500 search keys (4 with --quick, else 8)."""
+    from . import graph500
+    from .graph import Graph
+
+    src, dst = ctx.src, ctx.dst
+    loops = src == dst
+    g = Graph.from_coo(np.concatenate([src[~loops], dst[~loops]]), np.concatenate([dst[~loops], src[~loops]]),
+                       num_nodes=1 << ctx.scale).simple()
+    g.csc()
+    return g, graph500.search_keys(g, 4 if ctx.quick else 8)
+
+
 @bench_family("bfs")
 def bench_bfs(ctx: BenchContext) -> list[Row]:
     """Direction-optimizing and top-down BFS from Graph500 keys, validated, against SciPy's csgraph."""
@@ -140,16 +162,11 @@ def bench_bfs(ctx: BenchContext) -> list[Row]:
     from scipy.sparse.csgraph import breadth_first_order
 
     from . import graph500
-    from .graph import Graph
     from .traversal import bfs
 
     src, dst = ctx.src, ctx.dst
     n = 1 << ctx.scale
-    loops = src == dst
-    g = Graph.from_coo(np.concatenate([src[~loops], dst[~loops]]), np.concatenate([dst[~loops], src[~loops]]),
-                       num_nodes=n).simple()
-    g.csc()
-    roots = graph500.search_keys(g, 4 if ctx.quick else 8)
+    g, roots = bfs_inputs(ctx)
     indptr, indices, _ = g.csr()
     A = sp.csr_array((np.ones(indices.size, np.int8), indices, indptr), shape=(n, n))
     rows = []
@@ -175,6 +192,20 @@ def bench_bfs(ctx: BenchContext) -> list[Row]:
     return rows
 
 
+def dynamic_inputs(ctx: BenchContext):
+    """``(dg, src, dst)``: a DynamicGraph on the backend holding the generated edges both ways (no
+    self-loops), and the edge list it was filled from."""
+    from .graph import DynamicGraph
+
+    gen_src, gen_dst, scale = _reference_edges(ctx)
+    loops = gen_src == gen_dst
+    src = np.concatenate([gen_src[~loops], gen_dst[~loops]])
+    dst = np.concatenate([gen_dst[~loops], gen_src[~loops]])
+    dg = DynamicGraph(1 << scale, backend=ctx.backend)
+    dg.apply(insert=(src, dst))
+    return dg, src, dst
+
+
 @bench_family("dynamic")
 def bench_dynamic(ctx: BenchContext) -> list[Row]:
     """The DynamicGraph on the generated graph: batch insertions and deletions (SciPy's CSR + CSC rebuild
@@ -182,17 +213,11 @@ def bench_dynamic(ctx: BenchContext) -> list[Row]:
     import scipy.sparse as sp
 
     from . import graph500
-    from .graph import DynamicGraph
     from .incremental import IncrementalBFS
     from .traversal import bfs
 
-    gen_src, gen_dst, scale = _reference_edges(ctx)
-    n = 1 << scale
-    loops = gen_src == gen_dst
-    src = np.concatenate([gen_src[~loops], gen_dst[~loops]])
-    dst = np.concatenate([gen_dst[~loops], gen_src[~loops]])
-    dg = DynamicGraph(n, backend=ctx.backend)
-    dg.apply(insert=(src, dst))
+    dg, src, dst = dynamic_inputs(ctx)
+    n = dg.num_nodes
     rng = np.random.default_rng(5)
     rows = []
     from ._cuda import to_host

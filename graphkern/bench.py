@@ -146,7 +146,12 @@ def format_table(rows: list[Row]) -> str:
         ratio = r.ratio
         lines.append((r.family, r.name, _fmt_seconds(r.graphkern_s), r.peer or "-", _fmt_seconds(r.peer_s),
                       f"{ratio:.2f}x" if ratio is not None else "-", _fmt_rate(r.throughput, r.unit), r.check))
-    widths = [max(len(str(line[i])) for line in lines) for i in range(len(header))]
+    return fixed_width(lines)
+
+
+def fixed_width(lines) -> str:
+    """Tuples as left-aligned columns, the first one the header, underlined."""
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(lines[0]))]
     out = []
     for k, line in enumerate(lines):
         out.append("  ".join(str(v).ljust(w) for v, w in zip(line, widths)).rstrip())

@@ -13,6 +13,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _nonnegative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, found {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphkern", description="Graph kernels compiled by Numba.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -29,6 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--family", action="append", help="run only this family (repeatable)")
     bench.add_argument("--json", action="store_true", help="print JSON instead of the table")
     bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+    bench.add_argument("--contention", action="store_true",
+                       help="time each kernel family quiet, then beside busy processes, and print the slowdown")
+    bench.add_argument("--busy", type=_nonnegative_int, default=None,
+                       help="--contention: busy processes (default: half the cores, at least 1)")
+    bench.add_argument("--busy-kind", default=None, choices=["python", "numpy", "torch"],
+                       help="--contention: what the busy processes run (default python; torch: a 1-thread matmul "
+                            "loop)")
     comp = sub.add_parser("compile", help="compile every kernel a model will run into the on-disk cache, once "
                                           "after installing or upgrading (first calls then load in milliseconds)")
     comp.add_argument("--dtype", action="append", choices=["float32", "float64"],
@@ -95,6 +109,9 @@ def main(argv=None) -> int:
         show_config()
         return 0
     if args.command == "bench":
+        if not args.contention and (args.busy is not None or args.busy_kind is not None):
+            print("graphkern bench: --busy and --busy-kind go with --contention", file=sys.stderr)
+            return 2
         import numba
 
         from .bench import run_bench
@@ -102,7 +119,8 @@ def main(argv=None) -> int:
         if args.threads is not None:
             numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
         scale = args.scale if args.scale is not None else (16 if args.quick else 20)
-        repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
+        default_repeat = (5, 10) if args.contention else (3, 5)  # the contended worst needs more calls
+        repeat = args.repeat if args.repeat is not None else default_repeat[0 if args.quick else 1]
         from ._config import get_backend
 
         backend = args.backend or ("cuda" if get_backend() == "cuda" else "cpu")
@@ -110,6 +128,17 @@ def main(argv=None) -> int:
             from ._cuda import require_cuda
 
             require_cuda()  # says why before a graph is generated
+        if args.contention:
+            from ._contention import run_contention
+
+            try:
+                run_contention(scale, edgefactor=args.edgefactor, repeat=repeat, quick=args.quick, backend=backend,
+                               busy=args.busy, busy_kind=args.busy_kind or "python", progress=not args.no_progress,
+                               as_json=args.json)
+            except ValueError as exc:
+                print(f"graphkern bench --contention: {exc}", file=sys.stderr)
+                return 2
+            return 0
         try:
             run_bench(scale, edgefactor=args.edgefactor, repeat=repeat, quick=args.quick, backend=backend,
                       families=args.family, progress=not args.no_progress, as_json=args.json)

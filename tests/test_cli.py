@@ -45,3 +45,103 @@ def test_bad_arguments_exit_non_zero():
     proc = subprocess.run([sys.executable, "-m", "graphkern.cli", "bench", "--scale", "0"], capture_output=True,
                           text=True)
     assert proc.returncode == 2 and "expected a positive integer" in proc.stderr
+
+
+def test_busy_without_contention_is_an_error(capsys):
+    assert cli.main(["bench", "--busy", "1"]) == 2
+    assert "go with --contention" in capsys.readouterr().err
+
+
+def _busy_children() -> list[int]:
+    """Pids of the busy processes this process started that are still alive (from /proc's command lines)."""
+    import os
+
+    from graphkern._contention import BUSY_MARKER
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if BUSY_MARKER.encode() in argv and str(os.getpid()).encode() in argv and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_bench_contention_every_family_and_no_busy_process_left(capsys):
+    assert cli.main(["bench", "--contention", "--quick", "--busy", "1", "--scale", "10", "--repeat", "2",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    for kernel in ("copy_u_sum", "u_dot_v", "edge_softmax", "bfs kron 10", "bfs shuffled grid 200x200",
+                   "insert new batch"):
+        assert kernel in out
+    assert "median/quiet" in out and "met" in out
+    assert _busy_children() == []
+
+
+def test_bench_contention_json(capsys):
+    assert cli.main(["bench", "--contention", "--quick", "--busy", "1", "--scale", "9", "--repeat", "1", "--json",
+                     "--no-progress"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["busy"] == 1 and payload["targets"] == {"median_ratio": 2.5, "worst_ratio": 4.0}
+    assert [r["family"] for r in payload["rows"]] == ["spmm", "sddmm", "edge_softmax", "bfs", "bfs", "dynamic"]
+    assert all(r["contended_worst_s"] >= r["contended_median_s"] > 0 for r in payload["rows"])
+
+
+def test_busy_processes_stop_when_the_block_raises():
+    import pytest
+
+    from graphkern._contention import busy_processes
+
+    with pytest.raises(KeyboardInterrupt):
+        with busy_processes(2) as procs:
+            assert len(_busy_children()) == 2
+            raise KeyboardInterrupt
+    assert all(p.returncode is not None for p in procs)
+    assert _busy_children() == []
+    with pytest.raises(ValueError, match="busy_kind"):
+        with busy_processes(1, "perl"):
+            pass
+
+
+def test_bench_contention_ctrl_c_stops_the_busy_processes(monkeypatch):
+    """A real SIGINT while the busy processes run: the KeyboardInterrupt leaves none of them behind."""
+    import os
+    import signal
+    import time
+
+    import pytest
+
+    from graphkern import _contention
+
+    seen = []
+    real_times = _contention._times
+
+    def interrupted(call, repeat):
+        if seen:  # the second timing is the first contended one
+            seen.append(len(_busy_children()))
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the interrupt arrives here
+        seen.append(-1)
+        return real_times(call, repeat)
+
+    monkeypatch.setattr(_contention, "_times", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _contention.run_contention(9, repeat=1, quick=True, busy=2, progress=False)
+    assert seen[1] == 2
+    assert _busy_children() == []
+
+
+def test_busy_processes_beside_torch():
+    import pytest
+
+    pytest.importorskip("torch")
+    from graphkern._contention import busy_processes
+
+    with busy_processes(1, "torch") as procs:
+        assert procs[0].poll() is None  # it said ready: torch is imported and the matmul loop runs
+    assert procs[0].returncode is not None and _busy_children() == []

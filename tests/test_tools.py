@@ -106,10 +106,31 @@ def test_dynamic_bench_every_figure_quick(tmp_path, capsys):
 
     rows = json.loads(out.read_text())
     figures = {r["figure"] for r in rows}
-    assert figures == {"apply", "snapshot", "seed_step", "incremental_bfs", "packed_kernel"}
+    assert figures == {"apply", "consecutive_inserts", "sliding_window", "snapshot", "seed_step", "incremental_bfs",
+                       "packed_kernel"}
     assert all(r["levels_equal"] for r in rows if r["figure"] == "incremental_bfs")
     assert (tmp_path / "dynamic_updates.png").stat().st_size > 0
     assert "IncrementalBFS" in capsys.readouterr().out
+
+
+def test_dynamic_bench_stream_figures_and_targets_quick(tmp_path, capsys):
+    """Consecutive new batches, the sliding window and the snapshot at --quick sizes, with their targets."""
+    dynamic_bench = _load("dynamic_bench")
+    out = tmp_path / "rows.json"
+    assert dynamic_bench.main(["--quick", "--figures", "consecutive", "window", "snapshot", "--json", str(out)]) == 0
+    import json
+
+    rows = json.loads(out.read_text())
+    # every batch of the stream is new, and the window deletes exactly as many edges as it inserts
+    consecutive = [r for r in rows if r["figure"] == "consecutive_inserts"]
+    assert len(consecutive) == 1 and consecutive[0]["updates"] == consecutive[0]["batch"] * consecutive[0]["batches"]
+    window = [r for r in rows if r["figure"] == "sliding_window"]
+    assert [r["nodes"] for r in window] == [1 << 13, 1 << 14]
+    assert all(r["updates"] == 2 * r["batch"] * r["batches"] for r in window)
+    assert all(isinstance(r["met"], bool) for r in rows)
+    targets = capsys.readouterr().out.split("targets", 1)[1]
+    for line in ("consecutive_inserts", "sliding_window", "snapshot csr+csc", ">= 5 M/s", ">= 8 M/s", "<= 20 ms"):
+        assert line in targets
 
 
 # --- the gap family (GAP's bfs is not part of the repository: a stand-in script plays its part) -------------

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The dynamic-graph figures: updates/s against batch size, deletions, snapshots, a small temporal graph
-step by step, IncrementalBFS against a fresh search, and the kernels on the packed arrays against a snapshot.
+"""The dynamic-graph figures: updates/s against batch size, deletions, consecutive new batches, a sliding
+window, snapshots, a small temporal graph step by step, IncrementalBFS against a fresh search, and the
+kernels on the packed arrays against a snapshot.
 
 Every figure is a median of ``--repeat`` runs in one process; SciPy's rebuild of the CSR and its
-transpose is the peer for a batch. ``--plot DIR`` draws updates/s against batch size (matplotlib).
+transpose is the peer for a batch. Consecutive batches, the sliding window and the snapshot are printed
+against the targets (met / not met) at the end. ``--plot DIR`` draws updates/s against batch size (matplotlib).
 
     python tools/dynamic_bench.py                       # the default sizes (minutes)
     python tools/dynamic_bench.py --quick               # small sizes (seconds)
@@ -18,6 +20,14 @@ import sys
 import time
 
 import numpy as np
+
+CONSECUTIVE_TARGET = 5e6  # updates/s, consecutive new insert batches
+WINDOW_TARGET = 8e6  # updates/s (inserts + deletes), sliding window
+SNAPSHOT_TARGET = 0.020  # seconds, snapshot with CSR and CSC of the --snapshot-edges graph
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "not met"
 
 
 def median_time(fn, repeat: int) -> float:
@@ -81,6 +91,76 @@ def updates_vs_batch(args, rows):
                  if "scipy_rebuild_s" in row else ""), flush=True)
 
 
+def distinct_stream(num_nodes: int, length: int, seed: int):
+    """``(src, dst)``: ``length`` random edges, none twice, in the order they were drawn (an edge stream
+    whose every slice is new to a graph holding the slices before it)."""
+    rng = np.random.default_rng(seed)
+    draw = int(length * 1.05) + 64
+    while True:
+        e = rng.integers(0, num_nodes, (2, draw))
+        _, first = np.unique(e[0] * num_nodes + e[1], return_index=True)
+        if first.size >= length:
+            first = np.sort(first)[:length]
+            return e[0][first], e[1][first]
+        draw *= 2
+
+
+def _stream_row(rows, figure, nodes, start_edges, batch, updates, times, target, what):
+    times = np.asarray(times)
+    # updates counts the effective ones: inserts, plus deletes in the window (two a position)
+    median_rate, total_rate = updates / times.size / np.median(times), updates / times.sum()
+    row = {"figure": figure, "nodes": nodes, "start_edges": start_edges, "batch": batch, "batches": times.size,
+           "updates": updates, "median_batch_s": float(np.median(times)), "median_updates_per_s": median_rate,
+           "total_updates_per_s": total_rate, "target_updates_per_s": target, "met": bool(total_rate >= target)}
+    rows.append(row)
+    print(f"{what} on {nodes} nodes from {start_edges} edges, {times.size} batches of {batch}: median batch "
+          f"{row['median_batch_s'] * 1e3:.2f} ms = {median_rate / 1e6:.2f} M updates/s, total "
+          f"{total_rate / 1e6:.2f} M updates/s (target >= {target / 1e6:.0f} M/s: {met(row['met'])})", flush=True)
+
+
+def consecutive(args, rows):
+    """Insert consecutive slices of one edge stream (each batch new, never repeated) into a growing graph."""
+    import graphkern as gk
+
+    n, batch = max(args.stream_nodes), args.stream_batch
+    src, dst = distinct_stream(n, args.edges + (args.stream_batches + 1) * batch, seed=6)
+    dg = gk.DynamicGraph(n)
+    dg.apply(insert=(src[:args.edges], dst[:args.edges]))
+    start, times, updates = dg.num_edges, [], 0
+    for i in range(args.stream_batches + 1):
+        lo = args.edges + i * batch
+        t0 = time.perf_counter()
+        got = dg.apply(insert=(src[lo:lo + batch], dst[lo:lo + batch]))
+        if i:  # the first batch warms up (compiles)
+            times.append(time.perf_counter() - t0)
+            updates += got["inserted"]
+    _stream_row(rows, "consecutive_inserts", n, start, batch, updates, times, CONSECUTIVE_TARGET,
+                "consecutive new insert batches")
+
+
+def sliding_window(args, rows):
+    """A temporal window: each batch inserts the next slice of the stream and deletes the oldest one."""
+    import graphkern as gk
+
+    batch = args.stream_batch
+    for n in args.stream_nodes:
+        src, dst = distinct_stream(n, args.edges + (args.stream_batches + 1) * batch, seed=7)
+        dg = gk.DynamicGraph(n)
+        dg.apply(insert=(src[:args.edges], dst[:args.edges]))
+        start, times, updates = dg.num_edges, [], 0
+        for i in range(args.stream_batches + 1):
+            old, new = slice(i * batch, (i + 1) * batch), slice(args.edges + i * batch, args.edges + (i + 1) * batch)
+            t0 = time.perf_counter()
+            got = dg.apply(insert=(src[new], dst[new]), delete=(src[old], dst[old]))
+            if i:
+                times.append(time.perf_counter() - t0)
+                updates += got["inserted"] + got["deleted"]
+        assert dg.num_edges == start, "the window must keep its size"
+        _stream_row(rows, "sliding_window", n, start, batch, updates, times, WINDOW_TARGET,
+                    "sliding window (insert newest + delete oldest)")
+        del dg
+
+
 def snapshots(args, rows):
     dg, _ = base_graph(args.snapshot_nodes, args.snapshot_edges, seed=1)
 
@@ -89,8 +169,25 @@ def snapshots(args, rows):
         dg.snapshot(csc=True)
 
     t = median_time(snap, args.repeat)
-    rows.append({"figure": "snapshot", "edges": dg.num_edges, "seconds": t})
-    print(f"snapshot (CSR + CSC + ids) of {dg.num_edges} edges: {t * 1e3:.2f} ms", flush=True)
+    rows.append({"figure": "snapshot", "edges": dg.num_edges, "seconds": t, "target_s": SNAPSHOT_TARGET,
+                 "met": bool(t <= SNAPSHOT_TARGET)})
+    print(f"snapshot (CSR + CSC + ids) of {dg.num_edges} edges: {t * 1e3:.2f} ms "
+          f"(target <= {SNAPSHOT_TARGET * 1e3:.0f} ms: {met(t <= SNAPSHOT_TARGET)})", flush=True)
+
+
+def targets_table(rows) -> str:
+    """The figures that have a target, one line each."""
+    lines = [("figure", "nodes", "edges", "measured", "target", "")]
+    for r in rows:
+        if r["figure"] == "snapshot":
+            lines.append(("snapshot csr+csc", "-", f"{r['edges']:,}", f"{r['seconds'] * 1e3:.2f} ms",
+                          f"<= {SNAPSHOT_TARGET * 1e3:.0f} ms", met(r["met"])))
+        elif "target_updates_per_s" in r:
+            lines.append((r["figure"], f"{r['nodes']:,}", f"{r['start_edges']:,}",
+                          f"{r['total_updates_per_s'] / 1e6:.2f} M/s", f">= {r['target_updates_per_s'] / 1e6:.0f} M/s",
+                          met(r["met"])))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(line, widths)).rstrip() for line in lines)
 
 
 def seed_scale(args, rows):
@@ -217,22 +314,30 @@ def main(argv=None) -> int:
     p.add_argument("--nodes", type=int, default=1 << 20)
     p.add_argument("--edges", type=int, default=10_000_000)
     p.add_argument("--batches", type=int, nargs="+", default=[10 ** k for k in range(1, 8)])
+    p.add_argument("--stream-nodes", type=int, nargs="+", default=[1 << 20, 1 << 21],
+                   help="node counts of the sliding window (consecutive batches use the largest)")
+    p.add_argument("--stream-batch", type=int, default=10_000, help="edges a batch (consecutive and window)")
+    p.add_argument("--stream-batches", type=int, default=50, help="timed batches (consecutive and window)")
     p.add_argument("--snapshot-nodes", type=int, default=1 << 17)
     p.add_argument("--snapshot-edges", type=int, default=1_000_000)
     p.add_argument("--bfs-scale", type=int, default=20)
     p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--figures", nargs="+", default=["apply", "snapshot", "seed", "incremental", "packed"])
+    p.add_argument("--figures", nargs="+",
+                   default=["apply", "consecutive", "window", "snapshot", "seed", "incremental", "packed"])
     p.add_argument("--plot", help="write dynamic_updates.png to this folder")
     p.add_argument("--json", help="write the rows to this file")
     args = p.parse_args(argv)
     if args.quick:
         args.nodes, args.edges, args.batches = 1 << 12, 20_000, [10, 100, 1000]
         args.snapshot_nodes, args.snapshot_edges, args.bfs_scale, args.repeat = 1 << 10, 10_000, 10, 2
+        args.stream_nodes, args.stream_batches = [1 << 13, 1 << 14], 4
     rows: list = []
-    steps = {"apply": updates_vs_batch, "snapshot": snapshots, "seed": seed_scale, "incremental": incremental_bfs,
-             "packed": packed_kernels}
+    steps = {"apply": updates_vs_batch, "consecutive": consecutive, "window": sliding_window, "snapshot": snapshots,
+             "seed": seed_scale, "incremental": incremental_bfs, "packed": packed_kernels}
     for name in args.figures:
         steps[name](args, rows)
+    if any("met" in r for r in rows):
+        print("\ntargets\n" + targets_table(rows), flush=True)
     if args.plot:
         plot(rows, args.plot)
     if args.json:

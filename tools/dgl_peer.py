@@ -165,7 +165,10 @@ def run_family(args, result_cls) -> list:
           f"then 1; RGCN basis ({BASES} bases) over {RELATIONS} relations; same weights (DGL's state_dict loaded "
           f"strictly); first forwards agree within {TOLERANCE:g}; median of {args.repeat} steps each after a "
           f"warm-up, alternating; ratio = DGL time / graphkern time; targets: GAT >= 2.0x, others >= 1.0x")
-    results, lines = [], []
+    header = (f"{'graph':<14} {'edges':>11} {'model':<5} {'graphkern':>13} {'dgl':>13} {'ratio':>7}  "
+              f"{'target':<7} {'':<8} fwd diff")
+    print(f"{header}\n{'-' * len(header)}", flush=True)  # then a row as each model finishes (minutes apart)
+    results = []
     rng = np.random.default_rng(0)
     for label, base in load_graphs(args.dgl_graph, args.dgl_scale):
         looped = base.add_self_loop()
@@ -187,11 +190,7 @@ def run_family(args, result_cls) -> list:
                      "target": target, "met": ratio >= target}
             results.append(result_cls("dgl", f"{label}: {kind}", args.dgl_features, ours_s,
                                       {f"dgl {dgl.__version__}": theirs_s}, check, extra=extra))
-            lines.append(f"{label:<14} {g.num_edges:>11,} {kind:<5} {ours_s * 1e3:>10.1f} ms "
-                         f"{theirs_s * 1e3:>10.1f} ms {ratio:>6.2f}x  >= {target:.1f}x "
-                         f"{'met' if ratio >= target else 'NOT MET':<8} "
-                         f"{difference:.1e}{'' if check == 'ok' else ' MISMATCH'}")
-    header = (f"{'graph':<14} {'edges':>11} {'model':<5} {'graphkern':>13} {'dgl':>13} {'ratio':>7}  "
-              f"{'target':<7} {'':<8} fwd diff")
-    print("\n".join([header, "-" * len(header), *lines]))
+            print(f"{label:<14} {g.num_edges:>11,} {kind:<5} {ours_s * 1e3:>10.1f} ms "
+                  f"{theirs_s * 1e3:>10.1f} ms {ratio:>6.2f}x  >= {target:.1f}x "
+                  f"{'met' if ratio >= target else 'NOT MET':<8} {difference:.1e}{'' if check == 'ok' else ' MISMATCH'}", flush=True)
     return results

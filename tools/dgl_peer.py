@@ -192,5 +192,6 @@ def run_family(args, result_cls) -> list:
                                       {f"dgl {dgl.__version__}": theirs_s}, check, extra=extra))
             print(f"{label:<14} {g.num_edges:>11,} {kind:<5} {ours_s * 1e3:>10.1f} ms "
                   f"{theirs_s * 1e3:>10.1f} ms {ratio:>6.2f}x  >= {target:.1f}x "
-                  f"{'met' if ratio >= target else 'NOT MET':<8} {difference:.1e}{'' if check == 'ok' else ' MISMATCH'}", flush=True)
+                  f"{'met' if ratio >= target else 'NOT MET':<8} {difference:.1e}"
+                  f"{'' if check == 'ok' else ' MISMATCH'}", flush=True)
     return results

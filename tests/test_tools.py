@@ -241,3 +241,37 @@ def test_gap_family_with_a_stand_in_binary(compare_peers, gap_peer, capsys, tmp_
     assert grid["edges_per_root"] == [2 * 8 * 7] * 2  # the grid is connected: every search reaches it all
     assert grid["warmup_root"] not in grid["roots"] and len(grid["gap"]["trials_s"]) == 2
     assert grid["ratio"] == pytest.approx(grid["graphkern"]["hmean_teps"] / grid["gap"]["hmean_teps"])
+
+
+# --- the dgl family (GNN training steps against DGL; the main environment has no dgl) -----------------------
+
+def test_dgl_family_is_skipped_without_dgl(compare_peers, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dgl", None)  # `import dgl` raises ImportError, installed or not
+    code = compare_peers.main(["--family", "dgl", "--peers", ""])
+    out = capsys.readouterr()
+    assert code == 0
+    assert out.err.count("family skipped: dgl (not importable") == 1
+    assert "\ndgl " not in out.out
+
+
+def test_dgl_family_on_small_graphs(compare_peers, capsys, tmp_path):
+    pytest.importorskip("dgl")
+    edges = tmp_path / "ring.txt"
+    edges.write_text("# a ring of 40 nodes with chords\n" + "".join(f"{i} {(i + 1) % 40}\n{i} {(i * 7) % 40}\n"
+                                                                   for i in range(40)))
+    code = compare_peers.main(["--family", "dgl", "--peers", "", "--repeat", "1", "--dgl-graph", str(edges),
+                               "kronecker", "--dgl-scale", "7", "--dgl-features", "8", "--dgl-hidden", "16",
+                               "--dgl-classes", "4", "--json", str(tmp_path / "r.json")])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    assert "MISMATCH" not in out.out
+    import json
+
+    rows = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert sorted(r["kernel"] for r in rows) == sorted(f"{graph}: {model}" for graph in ("ring.txt", "kronecker 7")
+                                                       for model in ("gcn", "gat", "gin", "rgcn"))
+    for row in rows:
+        assert row["family"] == "dgl" and row["check"] == "ok"
+        assert row["extra"]["target"] == (2.0 if row["kernel"].endswith("gat") else 1.0)
+        assert row["extra"]["forward_rel_diff"] <= 1e-4
+        assert all(ratio > 0 for ratio in row["ratios"].values())

@@ -5,7 +5,8 @@ Families: ``convert`` (COO -> CSR and CSR -> CSC with edge ids, against SciPy an
 (g-SpMM, g-SDDMM and edge softmax against torch, SciPy and python-graphblas), ``bfs`` (every BFS
 algorithm against SciPy, python-graphblas's LAGraph push/pull, igraph and networkit) and ``diameter``
 (BFS on a shuffled grid and a long path, where each level's fixed cost shows) and ``gap`` (BFS against
-the GAP Benchmark Suite's ``bfs`` binary on the same input files: tools/gap_peer.py). Every result is
+the GAP Benchmark Suite's ``bfs`` binary on the same input files: tools/gap_peer.py); ``dgl`` (GNN
+training steps against DGL with the same weights: tools/dgl_peer.py; only when asked for). Every result is
 checked (against the peer, the reference or the Graph500 rules) before anything is timed; then graphkern
 and each peer in turn are called alternately (a round robin of two, per peer; for BFS every algorithm
 and peer takes its turn with all its search keys in a row, as Graph500's kernel 2 runs them)
@@ -21,6 +22,7 @@ the figures that count.
     python tools/compare_peers.py --family bfs --bfs-scale 20 --roots 16
     python tools/compare_peers.py --family diameter --grid-side 1000 --path-length 100000
     python tools/compare_peers.py --family gap --gap-bfs /path/to/gapbs/bfs --gap-scale 20 --json gap.json
+    python tools/compare_peers.py --family dgl --repeat 5 --dgl-graph facebook kronecker --json dgl.json
 """
 
 from __future__ import annotations
@@ -505,8 +507,8 @@ def plot(results, directory, title_note: str) -> list[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", action="append", choices=["convert", "spmm", "bfs", "diameter", "gap"],
-                        help="run only this family (repeatable; default: all)")
+    parser.add_argument("--family", action="append", choices=["convert", "spmm", "bfs", "diameter", "gap", "dgl"],
+                        help="run only this family (repeatable; default: all but dgl)")
     parser.add_argument("--scale", type=int, default=18, help="spmm: Graph500 Kronecker scale (symmetric, simple)")
     parser.add_argument("--convert-scale", type=int, default=20, help="convert: Kronecker scale of the edge list")
     parser.add_argument("--bfs-scale", type=int, default=20, help="bfs: Kronecker scale")
@@ -522,6 +524,8 @@ def main(argv=None) -> int:
     parser.add_argument("--plot", default=None, metavar="DIR", help="save one PNG per family here (matplotlib)")
     gap_peer = _sibling("gap_peer")
     gap_peer.add_arguments(parser)
+    dgl_peer = _sibling("dgl_peer")
+    dgl_peer.add_arguments(parser)
     args = parser.parse_args(argv)
 
     import platform
@@ -564,6 +568,8 @@ def main(argv=None) -> int:
         results += diameter_family(args.grid_side, args.path_length, args.repeat, peers)
     if "gap" in families:
         results += gap_peer.run_family(args, Result)
+    if "dgl" in families:
+        results += dgl_peer.run_family(args, Result)
     print(format_table(results))
     if args.plot:
         for path in plot(results, args.plot, note):

@@ -8,6 +8,16 @@ import numpy as np
 import graphkern as gk
 
 
+def _prepare_search(bench, src, dst, n, algorithm):
+    """The simple undirected graph of the tuples (as ``gk.graph.kronecker`` builds it), a Graph500 key, one
+    search to compile and validate before timing, and the key's traversed tuples for GTEPS."""
+    bench.g = gk.graph.undirected(src, dst, n)
+    bench.root = int(gk.graph500.search_keys(bench.g, 1)[0])
+    res = gk.bfs(bench.g, bench.root, algorithm=algorithm)
+    gk.graph500.validate(bench.g, bench.root, res.parents, res.levels)
+    bench.nedge = gk.graph500.traversed_edges(src, dst, res.parents)
+
+
 class BFS:
     params = [[16, 20], ["direction_optimizing", "top_down", "bottom_up", "spmsv"]]
     param_names = ["scale", "algorithm"]
@@ -15,14 +25,7 @@ class BFS:
 
     def setup(self, scale, algorithm):
         src, dst = gk.graph.kronecker_edges(scale, progress=False)
-        loops = src == dst
-        self.g = gk.Graph.from_coo(np.concatenate([src[~loops], dst[~loops]]),
-                                   np.concatenate([dst[~loops], src[~loops]]), num_nodes=1 << scale).simple()
-        self.g.csc()
-        self.root = int(gk.graph500.search_keys(self.g, 1)[0])
-        res = gk.bfs(self.g, self.root, algorithm=algorithm)  # compile, then validate before timing
-        gk.graph500.validate(self.g, self.root, res.parents, res.levels)
-        self.nedge = gk.graph500.traversed_edges(src, dst, res.parents)
+        _prepare_search(self, src, dst, 1 << scale, algorithm)
 
     def time_bfs(self, scale, algorithm):
         gk.bfs(self.g, self.root, algorithm=algorithm)
@@ -46,11 +49,7 @@ class UniformBFS:
     def setup(self, scale, algorithm):
         n = 1 << scale
         src, dst = gk.graph.uniform_edges(n, 16 * n, seed=0)
-        self.g = gk.graph.undirected(src, dst, n)
-        self.root = int(gk.graph500.search_keys(self.g, 1)[0])
-        res = gk.bfs(self.g, self.root, algorithm=algorithm)  # compile, then validate before timing
-        gk.graph500.validate(self.g, self.root, res.parents, res.levels)
-        self.nedge = gk.graph500.traversed_edges(src, dst, res.parents)
+        _prepare_search(self, src, dst, n, algorithm)
 
     def time_bfs(self, scale, algorithm):
         gk.bfs(self.g, self.root, algorithm=algorithm)

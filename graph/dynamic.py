@@ -19,9 +19,11 @@ import functools
 import threading
 import weakref
 
+import numba
 import numpy as np
 
 from .. import _memory
+from .._fair_share import fair_share
 from .._validate import as_index_array, check_ids_in_range, check_int_scalar, type_name
 from ..kernels.cpu import gpma as _pma
 from ..kernels.cpu import sort as _sort
@@ -283,10 +285,11 @@ class DynamicGraph:
         """
         ins_src, ins_dst = self._batch("insert", insert)
         del_src, del_dst = self._batch("delete", delete)
-        deleted = self._delete(del_src, del_dst) if del_src.size else 0
-        inserted = self._insert(ins_src, ins_dst) if ins_src.size else 0
-        if self._tombs > TOMBSTONE_FRACTION * max(self._live, 64):
-            self._compact()
+        with fair_share():  # a batch is a chain of short parallel steps (graphkern._fair_share)
+            deleted = self._delete(del_src, del_dst) if del_src.size else 0
+            inserted = self._insert(ins_src, ins_dst) if ins_src.size else 0
+            if self._tombs > TOMBSTONE_FRACTION * max(self._live, 64):
+                self._compact()
         return {"inserted": int(inserted), "deleted": int(deleted)}
 
     def _sorted_unique_keys(self, src, dst) -> np.ndarray:
@@ -297,7 +300,7 @@ class DynamicGraph:
         and the sides lie in order one after the other, with nothing to merge, which is faster than
         sorting halves on two threads and merging them (``python tools/dynamic_bench.py --figures
         apply``)."""
-        if src.size >= PARALLEL_SORT_MIN:
+        if src.size >= PARALLEL_SORT_MIN and numba.get_num_threads() > 1:  # fewer under fair_share
             step = src.size // SORT_PIVOT_SAMPLE
             sample = np.sort((src[::step] << 32) | dst[::step])
             pivot = np.int64(sample[sample.size // 2])

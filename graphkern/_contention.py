@@ -4,7 +4,8 @@ Each family is timed ``repeat`` times on a quiet machine, then ``repeat`` times 
 processes spin beside it (a pure-Python loop by default; NumPy or torch with ``busy_kind``). The figures
 that count are the ratios to the quiet median: a kernel whose parallel steps wait at a barrier for a
 descheduled thread slows down far more than its share of lost cores. The targets are printed as met or
-not met; they never make the command fail.
+not met; they never make the command fail. Where torch is installed, a last table times a torch step and
+a graphkern kernel alternating in one process, as in a training loop, against each alone.
 """
 
 from __future__ import annotations
@@ -182,6 +183,72 @@ def _workloads(ctx, grid_side: int, batch: int):
     yield "dynamic", f"insert new batch of {batch:,} into {dg.num_edges:,} edges", ctx.timed(insert)
 
 
+@dataclass
+class BesideTorchRow:
+    name: str
+    alone_median_s: float
+    interleaved_median_s: float
+
+    @property
+    def ratio(self) -> float:
+        return self.interleaved_median_s / self.alone_median_s if self.alone_median_s > 0 else float("inf")
+
+    def as_dict(self) -> dict:
+        return dict(asdict(self), ratio=self.ratio)
+
+
+def beside_torch(ctx, repeat: int, rounds: int = 3) -> list[BesideTorchRow] | None:
+    """One process alternating a torch step and a graphkern kernel, as a training loop does, against each
+    run alone; ``None`` without torch. Both use every core: torch's thread pool and Numba's may each hold
+    the cores just after their own work, which is what would slow the other. The alone and the interleaved
+    loops take turns ``rounds`` times, so that drift in the machine's speed falls on both."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None or ctx.backend != "cpu":
+        return None
+    import numba
+    import torch
+
+    from . import ops
+    from ._bench_families import sparse_inputs
+
+    g, x, _, scale = sparse_inputs(ctx)
+    torch.set_num_threads(numba.get_num_threads())
+    layer = torch.nn.Linear(64, 64)
+    h = torch.randn(g.num_nodes, 64)
+
+    def torch_step():
+        layer.zero_grad(set_to_none=True)
+        torch.relu(layer(h)).sum().backward()
+
+    def graphkern_step():
+        ops.copy_u_sum(g, x)
+
+    torch_step(), graphkern_step()  # compile or load, and let both pools start their threads
+    samples = {"torch": ([], []), "graphkern": ([], [])}
+    for _ in range(rounds):
+        samples["torch"][0].extend(_times(torch_step, repeat))
+        samples["graphkern"][0].extend(_times(graphkern_step, repeat))
+        for _ in range(repeat):
+            for name, step in (("torch", torch_step), ("graphkern", graphkern_step)):
+                t0 = time.perf_counter()
+                step()
+                samples[name][1].append(time.perf_counter() - t0)
+    names = {"torch": f"torch Linear(64, 64) forward+backward ({g.num_nodes:,} rows)",
+             "graphkern": f"copy_u_sum (kron {scale}, F={x.shape[1]})"}
+    return [BesideTorchRow(names[k], float(np.median(a)), float(np.median(b))) for k, (a, b) in samples.items()]
+
+
+def format_beside_torch(rows: list[BesideTorchRow]) -> str:
+    """The side-by-side rows as a fixed-width text table."""
+    from .bench import _fmt_seconds, fixed_width
+
+    lines = [("beside torch, one process", "alone median", "interleaved median", "interleaved/alone")]
+    lines += [(r.name, _fmt_seconds(r.alone_median_s), _fmt_seconds(r.interleaved_median_s), f"{r.ratio:.2f}x")
+              for r in rows]
+    return fixed_width(lines)
+
+
 def format_contention(rows: list[ContentionRow]) -> str:
     """The rows as a fixed-width text table."""
     from .bench import _fmt_seconds, fixed_width
@@ -237,11 +304,13 @@ def run_contention(scale: int = 20, *, edgefactor: int = 16, repeat: int = 10, q
             bar.update(1)
     if bar is not None:
         bar.close()
+    torch_rows = beside_torch(ctx, repeat)
     if as_json:
         payload = {"config": config_dict(), "scale": scale, "edgefactor": edgefactor, "repeat": repeat,
                    "busy": busy, "busy_kind": busy_kind,
                    "targets": {"median_ratio": MEDIAN_TARGET, "worst_ratio": WORST_TARGET},
-                   "rows": [r.as_dict() for r in rows]}
+                   "rows": [r.as_dict() for r in rows],
+                   "beside_torch": None if torch_rows is None else [r.as_dict() for r in torch_rows]}
         print(json.dumps(payload, indent=2), file=out)
     else:
         import numba
@@ -250,4 +319,7 @@ def run_contention(scale: int = 20, *, edgefactor: int = 16, repeat: int = 10, q
               f"{numba.get_num_threads()} threads, {busy} busy {busy_kind} process(es) on {os.cpu_count()} cores, "
               f"{repeat} calls quiet then {repeat} contended", file=out)
         print(format_contention(rows), file=out)
+        if torch_rows is not None:
+            print(file=out)
+            print(format_beside_torch(torch_rows), file=out)
     return rows

@@ -81,6 +81,11 @@ def test_bench_contention_every_family_and_no_busy_process_left(capsys):
         assert kernel in out
     assert "median/quiet" in out and "met" in out
     assert _busy_children() == []
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return
+    assert "beside torch, one process" in out and "torch Linear(64, 64) forward+backward" in out
 
 
 def test_bench_contention_json(capsys):
@@ -90,6 +95,10 @@ def test_bench_contention_json(capsys):
     assert payload["busy"] == 1 and payload["targets"] == {"median_ratio": 2.5, "worst_ratio": 4.0}
     assert [r["family"] for r in payload["rows"]] == ["spmm", "sddmm", "edge_softmax", "bfs", "bfs", "dynamic"]
     assert all(r["contended_worst_s"] >= r["contended_median_s"] > 0 for r in payload["rows"])
+    torch_rows = payload["beside_torch"]
+    if torch_rows is not None:  # torch installed: both ops timed alone and interleaved
+        assert [r["name"].split()[0] for r in torch_rows] == ["torch", "copy_u_sum"]
+        assert all(r["alone_median_s"] > 0 and r["interleaved_median_s"] > 0 for r in torch_rows)
 
 
 def test_busy_processes_stop_when_the_block_raises():

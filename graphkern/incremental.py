@@ -22,6 +22,7 @@ import threading
 
 import numpy as np
 
+from ._fair_share import fair_share
 from ._validate import check_int_scalar, check_real_scalar, type_name
 
 __all__ = ["IncrementalBFS", "FALLBACK_FRACTION"]
@@ -169,7 +170,7 @@ class IncrementalBFS:
 
         Holds the search's lock, then the graph's (always in that order, so two updates and a batch
         cannot deadlock)."""
-        with self._lock, self._dg._lock:
+        with self._lock, self._dg._lock, fair_share():  # short parallel steps (graphkern._fair_share)
             return self._update()
 
     def _update(self) -> dict:

@@ -24,6 +24,7 @@ from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import edge_softmax as _softmax_cpu
 from .kernels.cpu import sddmm as _sddmm_cpu
 from .kernels.cpu import spmm as _spmm_cpu
+from .kernels.cpu.partition import nnz_balanced_row_bounds
 
 __all__ = ["spmm", "sddmm", "edge_softmax", "SPMM_OPS", "SPMM_REDUCERS", "SDDMM_OPS", "TARGETS"]
 
@@ -78,7 +79,7 @@ def _packed_plan(family: str, backend: str, kernel: str) -> Plan:
 def _row_parts(dg) -> np.ndarray:
     import numba
 
-    return _spmm_cpu.nnz_balanced_parts(dg._row_off, max(1, numba.get_num_threads() * _PARTS_PER_THREAD))
+    return nnz_balanced_row_bounds(dg._row_off, max(1, numba.get_num_threads() * _PARTS_PER_THREAD))
 
 
 def _where(g, backend, *arrays) -> bool:
@@ -138,7 +139,7 @@ def _parts(g, fmt: str, indptr: np.ndarray) -> np.ndarray:
     key = ("parts", fmt, numba.get_num_threads())
     parts = g._cache.get(key)
     if parts is None:
-        parts = _spmm_cpu.nnz_balanced_parts(indptr, max(1, numba.get_num_threads() * _PARTS_PER_THREAD))
+        parts = nnz_balanced_row_bounds(indptr, max(1, numba.get_num_threads() * _PARTS_PER_THREAD))
         g._cache[key] = parts
     return parts
 
@@ -197,9 +198,9 @@ def _blocks(g, base: str, rows_per_block: int, hub_rows: int = 0):
         bounds, block_ptr, src, dst, eid = _spmm_cpu.destination_blocks(
             indptr, indices, eids, g.num_src, g.num_dst, rows_per_block, by_destination=base == "csc")
         if split:  # a block's work: its own edges and its rows' hub edges
-            groups = _spmm_cpu.nnz_balanced_parts(block_ptr + hubs[1][bounds], parts)
+            groups = nnz_balanced_row_bounds(block_ptr + hubs[1][bounds], parts)
         else:
-            groups = _spmm_cpu.nnz_balanced_parts(block_ptr, parts)
+            groups = nnz_balanced_row_bounds(block_ptr, parts)
         blocks = (bounds, block_ptr, groups, src, dst, eid, hubs)
         _cache_recent(g, ("dst_blocks", base, split), key, blocks)
     return blocks
@@ -571,7 +572,7 @@ def _spmm_packed(dg, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, arg_u
     import numba
 
     threads = max(1, min(numba.get_num_threads(), dg.num_edges // 4096 or 1))
-    bounds = _spmm_cpu.nnz_balanced_parts(dg._row_off, threads)
+    bounds = nnz_balanced_row_bounds(dg._row_off, threads)
     T = bounds.size - 1
     D = bcast.out_len
     is_sum = reduce in ("sum", "mean")

@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._intrinsics import prefetch_elements, prefetch_row
+from .partition import nnz_balanced_row_bounds
 from ._simd import vfull, vgt, vint, vload, vlt, vmask, vmax, vmin, vselect, vsplat, vstore, vzeros
 
 # Lanes of every SpMM vector: one cache line of float32 (two of float64), one AVX-512 register per 32 bits.
@@ -123,15 +124,6 @@ def prefetch_plan(x, w, use_x, use_w):
         row += w.shape[1] * w.itemsize
     dist = 2048 // max(row, 1)
     return max(4, min(32, dist)), x.shape[1] * x.itemsize, w.shape[1] * w.itemsize
-
-
-def nnz_balanced_parts(indptr: np.ndarray, parts: int) -> np.ndarray:
-    """Row bounds of ``parts`` ranges with about equal non-zeros (a row is never split)."""
-    nnz = int(indptr[-1])
-    targets = (np.arange(1, parts, dtype=np.int64) * nnz) // parts
-    inner = np.searchsorted(indptr, targets, side="right") - 1
-    bounds = np.concatenate([[0], np.clip(inner, 0, indptr.size - 1), [indptr.size - 1]]).astype(np.int64)
-    return np.maximum.accumulate(bounds)
 
 
 def _family(reduce: str) -> str:
@@ -724,7 +716,7 @@ def destination_blocks(indptr, indices, eids, num_src: int, num_dst: int, rows_p
     input). A CSC is first transposed (stable, so its order remains within a source); then one stable
     count sort by block, as every format change does.
     """
-    from .sort import _chunk_offsets, _histogram_rows, _nnz_balanced_row_bounds, _num_chunks, transpose_compressed
+    from .sort import _chunk_offsets, _histogram_rows, _num_chunks, transpose_compressed
 
     if by_destination:
         indptr, indices, eids = transpose_compressed(indptr, indices, eids, num_src)
@@ -734,7 +726,7 @@ def destination_blocks(indptr, indices, eids, num_src: int, num_dst: int, rows_p
     blocks = max(1, (num_dst + (1 << shift) - 1) >> shift)
     block_rows = np.minimum(np.arange(blocks + 1, dtype=np.int64) << shift, num_dst)
     chunks = _num_chunks(E, blocks)
-    bounds = _nnz_balanced_row_bounds(indptr, chunks)
+    bounds = nnz_balanced_row_bounds(indptr, chunks)
     counts = np.zeros((bounds.size - 1, blocks), dtype=np.int64)
     _histogram_rows(indptr, indices, bounds, shift, counts)
     block_ptr = np.empty(blocks + 1, dtype=np.int64)

@@ -20,7 +20,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._cuda import is_device_array
 from .._validate import (
     as_index_array,
     check_ids_in_range,
@@ -28,6 +27,7 @@ from .._validate import (
     check_int_scalar,
     check_permutation,
     choose_idtype,
+    is_device_array,
     to_host_array,
     type_name,
 )

@@ -2,7 +2,8 @@
 snapshots (:mod:`graphkern.graph.temporal`), transforms (:mod:`graphkern.graph.transform`) and DGL/PyG
 conversions (:mod:`graphkern.graph.interop`)."""
 
-from . import interop, temporal, transform
+# dynamic_cuda registers the GPU twin of DynamicGraph (it imports no CUDA module until a graph is made)
+from . import dynamic_cuda, interop, temporal, transform  # noqa: F401
 from .build import undirected
 from .dynamic import DynamicGraph
 from .generators import (

@@ -173,13 +173,20 @@ class DynamicGraph:
     side by side.
     """
 
+    # the twins on other devices, by backend name: each registers itself by subclassing with
+    # ``device=...`` (graph/dynamic_cuda.py, imported by the package), so this class needs no import of them
+    _DEVICE_TWINS: dict[str, type] = {}
+
+    def __init_subclass__(cls, device: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if device is not None:
+            DynamicGraph._DEVICE_TWINS[device] = cls
+
     def __new__(cls, num_nodes: int = 0, *, backend=None):
         from .._config import resolve_backend
 
         if cls is DynamicGraph and resolve_backend(backend) == "cuda":
-            from .dynamic_cuda import CudaDynamicGraph
-
-            return super().__new__(CudaDynamicGraph)
+            return super().__new__(DynamicGraph._DEVICE_TWINS["cuda"])
         return super().__new__(cls)
 
     @staticmethod

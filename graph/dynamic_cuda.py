@@ -99,7 +99,7 @@ def _run_warm_up():
     dg.apply(insert=(np.array([5, 6]), np.array([2, 3])))
 
 
-class CudaDynamicGraph(DynamicGraph):
+class CudaDynamicGraph(DynamicGraph, device="cuda"):
     """The GPU twin of :class:`~graphkern.DynamicGraph` (made by ``DynamicGraph(n, backend="cuda")``).
 
     Thread-safe: calls on one graph are serialized (the same re-entrant lock as the CPU class: a batch's

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from graphkern.kernels.cpu.partition import nnz_balanced_row_bounds
 
 

@@ -29,8 +29,8 @@ import numpy as np
 
 from .._validate import type_name
 from ..kernels.cpu import distributed as _pack
-from ..kernels.cpu.partition import nnz_balanced_row_bounds
 from ..kernels.cpu import sort as _sort
+from ..kernels.cpu.partition import nnz_balanced_row_bounds
 from ._agree import agree, local_check
 from ._comm import alltoall_counts, alltoallv_records, as_counting, exclusive_scan, require_host_backend
 from ._csr_checks import check_structure, invariants, mark_checked

@@ -4,6 +4,7 @@ conversions (:mod:`graphkern.graph.interop`)."""
 
 # dynamic_cuda registers the GPU twin of DynamicGraph (it imports no CUDA module until a graph is made)
 from . import dynamic_cuda, interop, temporal, transform  # noqa: F401
+from ._formats import COO, CSC, CSR, FORMATS
 from .build import undirected
 from .dynamic import DynamicGraph
 from .generators import (
@@ -14,7 +15,7 @@ from .generators import (
     uniform,
     uniform_edges,
 )
-from .graph import COO, CSC, CSR, FORMATS, Graph
+from .graph import Graph
 from .io import load, read_edgelist, read_mtx, save
 from .transform import batch, unbatch
 

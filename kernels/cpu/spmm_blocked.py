@@ -108,14 +108,14 @@ def spmm_blocked_kernel(op: str, reduce: str, pattern: tuple, chunks: int, full:
 
     Call as ``kernel(block_rows, block_ptr, groups, src, dst, eids, has_eids, degrees, x, w, A, B, loff,
     roff, out, arg_u, arg_e, with_arg, mean, hub_indptr, hub_src, hub_eids, x_hub, hub_edges)``, with
-    the arrays of :func:`destination_blocks`: block ``b`` holds the edges ``block_ptr[b]:block_ptr[b+1]``
+    the arrays of :func:`.blocks.destination_blocks`: block ``b`` holds the edges ``block_ptr[b]:block_ptr[b+1]``
     into the destination rows ``block_rows[b]:block_rows[b+1]``, in source order. ``groups`` (contiguous
     runs of blocks of about equal edges) are the parallel work items; ``out`` and the arg arrays need no
     initial fill (each block writes its rows' start values). Without ``has_eids``, ``w`` is in the
     kernel's own edge order: the hub edges (``hub_edges`` of them), then the blocks' edges.
 
     ``hubs`` (ops that read x, a pattern without offset tables, no arg outputs) compiles the hub split of
-    :func:`split_hub_edges`: each block first reduces every row's in-edges from the hub sources, in the
+    :func:`.blocks.split_hub_edges`: each block first reduces every row's in-edges from the hub sources, in the
     CSC order of ``(hub_indptr, hub_src, hub_eids)``, in registers, gathering from ``x_hub`` (the hubs'
     rows, copied together so that they stay in the L2); then its other edges join in as above. The hub
     arrays are one-element dummies without ``hubs``. ``row_chunks`` (rows of one head and that many

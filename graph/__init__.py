@@ -2,7 +2,9 @@
 snapshots (:mod:`graphkern.graph.temporal`), transforms (:mod:`graphkern.graph.transform`) and DGL/PyG
 conversions (:mod:`graphkern.graph.interop`)."""
 
-from . import interop, temporal, transform
+# dynamic_cuda registers the GPU twin of DynamicGraph (it imports no CUDA module until a graph is made)
+from . import dynamic_cuda, interop, temporal, transform  # noqa: F401
+from ._formats import COO, CSC, CSR, FORMATS
 from .build import undirected
 from .dynamic import DynamicGraph
 from .generators import (
@@ -13,7 +15,7 @@ from .generators import (
     uniform,
     uniform_edges,
 )
-from .graph import COO, CSC, CSR, FORMATS, Graph
+from .graph import Graph
 from .io import load, read_edgelist, read_mtx, save
 from .transform import batch, unbatch
 

@@ -7,7 +7,8 @@ import numpy as np
 
 from .._validate import as_index_array, check_ids_in_range, check_int_scalar, choose_idtype
 from ..kernels.cpu import build as _build
-from ..kernels.cpu.sort import _even_bounds, _nnz_balanced_row_bounds, exclusive_scan
+from ..kernels.cpu.partition import nnz_balanced_row_bounds
+from ..kernels.cpu.sort import _even_bounds, exclusive_scan
 
 __all__ = ["undirected"]
 
@@ -32,9 +33,9 @@ def undirected_csr(src, dst, num_nodes: int, idtype=None):
     dtype = choose_idtype("idtype", idtype, max(n, total))
     indices = np.empty(total, dtype=dtype)
     cursor = starts[:n].copy()
-    _build.fill_symmetric(src, dst, _nnz_balanced_row_bounds(starts, parts), starts, cursor, indices)
+    _build.fill_symmetric(src, dst, nnz_balanced_row_bounds(starts, parts), starts, cursor, indices)
     unique_count = np.empty(n, dtype=np.int64)
-    _build.sort_unique_rows(starts, cursor, indices, _nnz_balanced_row_bounds(starts, 8 * parts), unique_count,
+    _build.sort_unique_rows(starts, cursor, indices, nnz_balanced_row_bounds(starts, 8 * parts), unique_count,
                             *_build.radix_digits(n))
     del cursor
     indptr = np.empty(n + 1, dtype=np.int64)

@@ -8,7 +8,8 @@ from collections.abc import Iterable
 import numpy as np
 
 from .._validate import to_host_array, type_name
-from .graph import FORMATS, Graph
+from ._formats import FORMATS
+from .graph import Graph
 
 __all__ = ["from_scipy", "to_scipy", "from_networkx", "to_networkx"]
 

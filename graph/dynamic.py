@@ -26,6 +26,7 @@ from .. import _memory
 from .._fair_share import fair_share
 from .._validate import as_index_array, check_ids_in_range, check_int_scalar, type_name
 from ..kernels.cpu import gpma as _pma
+from ..kernels.cpu import gpma_merge as _pma_merge
 from ..kernels.cpu import sort as _sort
 
 __all__ = ["DynamicGraph"]
@@ -41,7 +42,7 @@ _LEAF_UPPER, _ROOT_UPPER = 0.92, 0.84
 # working memory of a batch per edge: keys, ids, leaves, slots and masks of 8 bytes, with sort buffers
 BATCH_BYTES_PER_EDGE = 96
 # a batch of at least capacity / MERGE_RATIO keys is merged with the whole array into a fresh layout
-# (kernels/cpu/gpma.py, merge_count): in place a key costs a search and a leaf merge, the merge a few ns
+# (kernels/cpu/gpma_merge.py, merge_count): in place a key costs a search and a leaf merge, the merge a few ns
 # a slot. The two break even near 5 10^5 keys into 10M edges (16M slots); on a small graph (131K slots,
 # ~4,500 keys a step) a ratio of 32 sent the steps to the merge and made them slower. Measured by
 # `python tools/dynamic_bench.py --figures apply seed` (figures in docs/performance.md, section
@@ -175,13 +176,20 @@ class DynamicGraph:
     side by side.
     """
 
+    # the twins on other devices, by backend name: each registers itself by subclassing with
+    # ``device=...`` (graph/dynamic_cuda.py, imported by the package), so this class needs no import of them
+    _DEVICE_TWINS: dict[str, type] = {}
+
+    def __init_subclass__(cls, device: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if device is not None:
+            DynamicGraph._DEVICE_TWINS[device] = cls
+
     def __new__(cls, num_nodes: int = 0, *, backend=None):
         from .._config import resolve_backend
 
         if cls is DynamicGraph and resolve_backend(backend) == "cuda":
-            from .dynamic_cuda import CudaDynamicGraph
-
-            return super().__new__(CudaDynamicGraph)
+            return super().__new__(DynamicGraph._DEVICE_TWINS["cuda"])
         return super().__new__(cls)
 
     @staticmethod
@@ -440,7 +448,8 @@ class DynamicGraph:
         bounds[1:-1] = np.searchsorted(keys, self._keys[chunk_leaves[1:-1] * self._leaf])
         live = np.empty(chunks, dtype=np.int64)
         new = np.empty(chunks, dtype=np.int64)
-        _pma.merge_count(self._keys, self._eids, self._leaf, chunk_leaves, keys, bounds, live, new, self._tombs > 0)
+        _pma_merge.merge_count(self._keys, self._eids, self._leaf, chunk_leaves, keys, bounds, live, new,
+                               self._tombs > 0)
         out_first = np.zeros(chunks + 1, dtype=np.int64)
         np.cumsum(live + new, out=out_first[1:])
         new_first = np.zeros(chunks + 1, dtype=np.int64)
@@ -460,8 +469,8 @@ class DynamicGraph:
             out_e = np.empty(cap, dtype=np.int64)
         ids = self._take_ids(count)
         effective = np.empty(count, dtype=np.int64)
-        _pma.merge_write(self._keys, self._eids, self._leaf, chunk_leaves, keys, bounds, out_first, new_first, ids,
-                         out_k, out_e, leaf, self._row_off, effective)
+        _pma_merge.merge_write(self._keys, self._eids, self._leaf, chunk_leaves, keys, bounds, out_first, new_first,
+                               ids, out_k, out_e, leaf, self._row_off, effective)
         self._spare = (self._keys, self._eids) if self._cap == cap else None
         self._keys, self._eids = out_k, out_e
         self._cap, self._leaf, self._height, self._upper = cap, leaf, height, upper

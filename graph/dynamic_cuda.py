@@ -99,7 +99,7 @@ def _run_warm_up():
     dg.apply(insert=(np.array([5, 6]), np.array([2, 3])))
 
 
-class CudaDynamicGraph(DynamicGraph):
+class CudaDynamicGraph(DynamicGraph, device="cuda"):
     """The GPU twin of :class:`~graphkern.DynamicGraph` (made by ``DynamicGraph(n, backend="cuda")``).
 
     Thread-safe: calls on one graph are serialized (the same re-entrant lock as the CPU class: a batch's
@@ -404,11 +404,12 @@ class CudaDynamicGraph(DynamicGraph):
         cached = self.cached_snapshot()
         if cached is None:
             from .._validate import choose_idtype
-            from .graph import Graph, _normalise_formats
+            from ._formats import normalise_formats
+            from .graph import Graph
 
             dtype = choose_idtype("idtype", None, max(self._n, self._live, self._next_id))
             cached = Graph(_num_src=self._n, _num_dst=self._n, _num_edges=self._live, _num_edge_ids=self._next_id,
-                           _idtype=dtype, _allowed=_normalise_formats(None), _formats={"csr": self._csr(dtype)},
+                           _idtype=dtype, _allowed=normalise_formats(None), _formats={"csr": self._csr(dtype)},
                            _identity=set(), _is_block=False, _device="cuda")
             self._snapshot_cache = (self._version, cached)
         if csc:

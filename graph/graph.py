@@ -13,68 +13,20 @@ the edge id, so edge features indexed by edge id work with every format. Multi-e
 kept; :meth:`Graph.simple` drops them on request.
 """
 
+
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
 
 import numpy as np
 
-from .._cuda import is_device_array
-from .._validate import (
-    as_index_array,
-    check_ids_in_range,
-    check_indptr,
-    check_int_scalar,
-    check_permutation,
-    choose_idtype,
-    to_host_array,
-    type_name,
-)
+from .._validate import is_device_array, to_host_array
 from ..kernels.cpu import sort as _sort
-
-# node counts past int64 cannot index an array (ids are int32 or int64)
-_MAX_COUNT = np.iinfo(np.int64).max
+from . import _construct
+from . import _formats as _fmt  # (Graph.__init__ has an argument named _formats)
+from ._formats import COO, CSC, CSR, FORMATS, normalise_formats
 
 __all__ = ["Graph", "COO", "CSR", "CSC", "FORMATS"]
-
-FORMATS = ("coo", "csr", "csc")
-
-
-class COO(NamedTuple):
-    """Edge list: slot ``j`` is the edge ``src[j] -> dst[j]`` with id ``eids[j]``."""
-
-    src: np.ndarray
-    dst: np.ndarray
-    eids: np.ndarray
-
-
-class CSR(NamedTuple):
-    """Compressed rows: the out-edges of row ``r`` are slots ``indptr[r]:indptr[r+1]``."""
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    eids: np.ndarray
-
-
-class CSC(NamedTuple):
-    """Compressed columns: the in-edges of destination ``v`` are slots ``indptr[v]:indptr[v+1]``."""
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    eids: np.ndarray
-
-
-def _normalise_formats(formats) -> frozenset:
-    if formats is None or formats == "any":
-        return frozenset(FORMATS)
-    if isinstance(formats, str):
-        formats = [formats]
-    chosen = frozenset(formats)
-    bad = sorted(f for f in chosen if f not in FORMATS)
-    if bad or not chosen:
-        raise ValueError(f"argument 'formats': expected a non-empty subset of {list(FORMATS)}, found {list(formats)}")
-    return chosen
 
 
 class Graph:
@@ -164,147 +116,20 @@ class Graph:
         >>> g.num_src, g.num_dst, g.idtype
         (2, 3, dtype('int32'))
         """
-        if is_device_array(src) or is_device_array(dst):
-            return cls._from_device("coo", src, dst, eids, num_nodes, idtype, formats, num_edge_ids)
-        given = (src, dst, eids)
-        src = as_index_array("src", src)
-        dst = as_index_array("dst", dst)
-        if src.size != dst.size:
-            raise ValueError(f"arguments 'src' and 'dst': expected equal lengths, found {src.size} and {dst.size}")
-        num_src, num_dst, is_block = cls._node_counts(num_nodes, src, dst)
-        check_ids_in_range("src", src, num_src)
-        check_ids_in_range("dst", dst, num_dst)
-        space = cls._id_space(num_edge_ids, src.size)
-        dtype = choose_idtype("idtype", idtype, max(num_src, num_dst, src.size, space))
-        src = cls._owned(as_index_array("src", src, dtype), given[0])
-        dst = cls._owned(as_index_array("dst", dst, dtype), given[1])
-        identity = {"coo"}
-        if eids is not None:
-            eids = cls._owned(as_index_array("eids", eids, dtype), given[2])
-            check_permutation("eids", eids, src.size, space)
-            identity = set()
-        return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=src.size, _idtype=dtype,
-                   _allowed=_normalise_formats(formats), _formats={"coo": (src, dst, eids)},
-                   _identity=identity, _is_block=is_block, _num_edge_ids=space)
-
-    @staticmethod
-    def _owned(arr: np.ndarray, caller) -> np.ndarray:
-        """``arr`` itself when it is new memory, else a copy: a graph never keeps a buffer its caller
-        can still change (a changed id after validation would send a compiled kernel out of bounds)."""
-        return arr.copy() if isinstance(caller, np.ndarray) and np.may_share_memory(arr, caller) else arr
+        return _construct.from_coo(cls, src, dst, num_nodes, idtype, formats, eids, num_edge_ids)
 
     @classmethod
     def _symmetric_csr(cls, indptr: np.ndarray, indices: np.ndarray) -> "Graph":
         """A graph on arrays made here (nothing to copy or validate) whose CSR rows are sorted and whose
         edge set is symmetric; edge ids are CSR positions."""
-        g = cls(_num_src=indptr.size - 1, _num_dst=indptr.size - 1, _num_edges=indices.size, _idtype=indices.dtype,
-                _allowed=FORMATS, _formats={"csr": (indptr, indices, None)}, _identity={"csr"}, _is_block=False,
-                _symmetric=True)
-        g._cache["sorted_csr"] = CSR(indptr, indices, None)
-        return g
-
-    @staticmethod
-    def _id_space(num_edge_ids, num_edges: int) -> int:
-        if num_edge_ids is None:
-            return num_edges
-        space = check_int_scalar("num_edge_ids", num_edge_ids, low=0)
-        if space < num_edges:
-            raise ValueError(f"argument 'num_edge_ids': expected at least the {num_edges} edges, found {space}")
-        return space
-
-    @staticmethod
-    def _node_counts(num_nodes, src, dst):
-        if num_nodes is None:
-            n = 0
-            if src.size:
-                n = max(int(src.max()), int(dst.max())) + 1
-            return n, n, False
-        if isinstance(num_nodes, (tuple, list)):
-            if len(num_nodes) != 2:
-                raise ValueError(f"argument 'num_nodes': expected an int or (num_src, num_dst), found {num_nodes!r}")
-            return (check_int_scalar("num_nodes[0]", num_nodes[0], low=0, high=_MAX_COUNT),
-                    check_int_scalar("num_nodes[1]", num_nodes[1], low=0, high=_MAX_COUNT), True)
-        n = check_int_scalar("num_nodes", num_nodes, low=0, high=_MAX_COUNT)
-        return n, n, False
+        return _construct.symmetric_csr(cls, indptr, indices)
 
     @classmethod
     def _from_compressed(cls, kind, indptr, indices, eids, num_other, idtype, formats, other_name,
-                         num_edge_ids=None):
-        if is_device_array(indptr) or is_device_array(indices):
-            return cls._from_device(kind, indptr, indices, eids, num_other, idtype, formats, num_edge_ids)
-        given = (indptr, indices, eids)
-        indptr = as_index_array("indptr", indptr)
-        indices = as_index_array("indices", indices)
-        check_indptr("indptr", indptr, indices.size)
-        num_rows = indptr.size - 1
-        if num_other is None:
-            num_other = num_rows
-            is_block = False
-        else:
-            num_other = check_int_scalar(other_name, num_other, low=0)
-            is_block = num_other != num_rows
-        check_ids_in_range("indices", indices, num_other)
-        space = cls._id_space(num_edge_ids, indices.size)
-        dtype = choose_idtype("idtype", idtype, max(num_rows, num_other, indices.size, space))
-        indptr = cls._owned(as_index_array("indptr", indptr, dtype), given[0])
-        indices = cls._owned(as_index_array("indices", indices, dtype), given[1])
-        identity = set()
-        if eids is None:
-            identity.add(kind)
-        else:
-            eids = cls._owned(as_index_array("eids", eids, dtype), given[2])
-            check_permutation("eids", eids, indices.size, space)
-        num_src, num_dst = (num_rows, num_other) if kind == "csr" else (num_other, num_rows)
-        return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=indices.size, _idtype=dtype,
-                   _allowed=_normalise_formats(formats), _formats={kind: (indptr, indices, eids)},
-                   _identity=identity, _is_block=is_block, _num_edge_ids=space)
-
-    @classmethod
-    def _from_device(cls, kind, a, b, eids, counts, idtype, formats, num_edge_ids):
-        """A graph whose arrays already live on the GPU: validated there (only scalars come back),
-        kept there (``device == "cuda"``). ``counts`` is ``num_nodes`` for a COO, the other side's node
-        count for a CSR/CSC."""
-        from .. import _cuda
-
-        _cuda.require_cuda()
-        names = ("src", "dst") if kind == "coo" else ("indptr", "indices")
-        for name, arr in zip(names, (a, b)):
-            if not is_device_array(arr):
-                raise TypeError(f"argument '{name}': expected a device array like the other index array, found "
-                                f"{type_name(arr)}")
-        a = _cuda.index_array(names[0], a)
-        b = _cuda.index_array(names[1], b)
-        if kind == "coo":
-            if a.size != b.size:
-                raise ValueError(f"arguments 'src' and 'dst': expected equal lengths, found {a.size} and {b.size}")
-            if counts is None:
-                hi = max(_cuda.min_max(a)[1], _cuda.min_max(b)[1]) + 1 if a.size else 0
-                counts = hi
-            num_src, num_dst, is_block = cls._node_counts(counts, np.zeros(0, np.int64), np.zeros(0, np.int64))
-            _cuda.check_ids_in_range("src", a, num_src)
-            _cuda.check_ids_in_range("dst", b, num_dst)
-            nnz = a.size
-        else:
-            nnz = b.size
-            _cuda.check_indptr("indptr", a, nnz)
-            num_rows = a.size - 1
-            other_name = "num_dst" if kind == "csr" else "num_src"
-            num_other = num_rows if counts is None else check_int_scalar(other_name, counts, low=0)
-            is_block = num_other != num_rows
-            _cuda.check_ids_in_range("indices", b, num_other)
-            num_src, num_dst = (num_rows, num_other) if kind == "csr" else (num_other, num_rows)
-        space = cls._id_space(num_edge_ids, nnz)
-        dtype = choose_idtype("idtype", idtype, max(num_src, num_dst, nnz, space))
-        a = _cuda.index_array(names[0], a, dtype)
-        b = _cuda.index_array(names[1], b, dtype)
-        identity = {kind}
-        if eids is not None:
-            eids = _cuda.index_array("eids", _cuda.to_device("eids", eids), dtype)
-            _cuda.check_permutation("eids", eids, nnz, space)
-            identity = set()
-        return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=nnz, _idtype=dtype,
-                   _allowed=_normalise_formats(formats), _formats={kind: (a, b, eids)}, _identity=identity,
-                   _is_block=is_block, _num_edge_ids=space, _device="cuda")
+                         num_edge_ids=None) -> "Graph":
+        """A graph from a CSR or CSC (``kind``), validated; see graph/_construct.py."""
+        return _construct.from_compressed(cls, kind, indptr, indices, eids, num_other, idtype, formats, other_name,
+                                          num_edge_ids)
 
     @classmethod
     def from_csr(cls, indptr, indices, eids=None, num_dst=None, *, idtype=None, formats=None,
@@ -435,7 +260,7 @@ class Graph:
         if formats is None:
             created = [f for f in FORMATS if f in self._formats]
             return {"created": created, "not created": [f for f in FORMATS if f in self._allowed and f not in created]}
-        allowed = _normalise_formats(formats)
+        allowed = normalise_formats(formats)
         have = [f for f in FORMATS if f in allowed and f in self._formats]
         if not have:
             target = next(f for f in ("csc", "csr", "coo") if f in allowed)
@@ -545,32 +370,7 @@ class Graph:
                 f"format '{name}' is not allowed for this graph (allowed: {sorted(self._allowed)}); "
                 f"call g.formats([...]) to allow it"
             )
-        f = self._formats
-        sort = self._sorter()
-        if name == "coo":
-            if "csr" in f:
-                indptr, indices, eids = f["csr"]
-                rows = sort.expand_indptr(indptr, self._empty(indices.size, self._idtype))
-                f["coo"] = (rows, indices, eids)
-                if "csr" in self._identity:
-                    self._identity.add("coo")
-            else:
-                indptr, indices, eids = f["csc"]
-                cols = sort.expand_indptr(indptr, self._empty(indices.size, self._idtype))
-                f["coo"] = (indices, cols, eids)
-                if "csc" in self._identity:
-                    self._identity.add("coo")
-            return
-        rows_are_src = name == "csr"
-        num_rows = self._num_src if rows_are_src else self._num_dst
-        other = "csc" if rows_are_src else "csr"
-        if other in f:
-            indptr, indices, eids = f[other]
-            f[name] = sort.transpose_compressed(indptr, indices, eids, num_rows)
-        else:
-            src, dst, eids = f["coo"]
-            keys, vals = (src, dst) if rows_are_src else (dst, src)
-            f[name] = sort.coo_to_compressed(keys, vals, eids, num_rows)
+        _fmt.build_format(self, name)
 
     def _eids_or_arange(self, name: str) -> np.ndarray:
         a, b, eids = self._raw(name)
@@ -610,23 +410,13 @@ class Graph:
 
     # ------------------------------------------------------------------ queries and transforms
 
-    def _degrees(self, compressed: str, coo_column: int, count: int) -> np.ndarray:
-        sort = self._sorter()
-        out = self._empty(count, self._idtype)
-        if compressed in self._formats:
-            return sort.degrees_from_indptr(self._formats[compressed][0], out)
-        if "coo" in self._formats:
-            return sort.histogram(self._formats["coo"][coo_column], count, self._idtype)
-        other = "csc" if compressed == "csr" else "csr"
-        return sort.histogram(self._formats[other][1], count, self._idtype)
-
     def in_degrees(self) -> np.ndarray:
         """Number of in-edges of every destination node (multi-edges counted)."""
-        return self._degrees("csc", 1, self._num_dst)
+        return _fmt.degrees(self, "csc", 1, self._num_dst)
 
     def out_degrees(self) -> np.ndarray:
         """Number of out-edges of every source node (multi-edges counted)."""
-        return self._degrees("csr", 0, self._num_src)
+        return _fmt.degrees(self, "csr", 0, self._num_src)
 
     def edges(self) -> tuple[np.ndarray, np.ndarray]:
         """``(src, dst)`` ordered by edge id: ``src[e] -> dst[e]`` is edge ``e`` (with unused ids, see
@@ -707,15 +497,7 @@ class Graph:
         Two stable count sorts, to CSC and back; the graph's own CSR is not changed.
         """
         self._require_host("sorted_csr()")
-        if "csc" in self._formats or "csc" in self._allowed:
-            indptr, indices, eids = self._raw("csc")
-        elif "coo" in self._formats:
-            src, dst, coo_eids = self._formats["coo"]
-            indptr, indices, eids = _sort.coo_to_compressed(dst, src, coo_eids, self._num_dst)
-        else:
-            csr_indptr, csr_indices, csr_eids = self._formats["csr"]
-            indptr, indices, eids = _sort.transpose_compressed(csr_indptr, csr_indices, csr_eids, self._num_dst)
-        return CSR(*_sort.transpose_compressed(indptr, indices, eids, self._num_src))
+        return _fmt.sorted_csr(self)
 
     def to_scipy(self, fmt: str = "csr", data=None):
         """The adjacency as a ``scipy.sparse`` array; see :func:`graphkern.graph.convert.to_scipy`."""

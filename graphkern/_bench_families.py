@@ -1,4 +1,4 @@
-"""The sections of ``graphkern bench``, one function per kernel family (see :mod:`graphkern.bench`)."""
+"""The sections of ``graphkern bench``, one function per kernel family (run by :mod:`graphkern.bench`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from .bench import BenchContext, Row, bench_family, time_pair
+from ._bench_core import BenchContext, Row, bench_family, time_pair
 
 
 @bench_family("convert")

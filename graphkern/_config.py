@@ -234,7 +234,7 @@ def resolve_backend(backend: str | None, *arrays) -> str:
     host data never takes a round trip it did not ask for. An explicit cuda without a usable GPU raises
     :class:`BackendUnavailableError` saying why.
     """
-    from ._cuda import is_device_array
+    from ._validate import is_device_array
 
     name = get_backend() if backend is None else _parse_backend(backend, "argument 'backend'")
     if name == "auto":

@@ -11,13 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ._validate import is_device_array, to_host_array
 from .errors import BackendUnavailableError
-
-
-def is_device_array(obj: Any) -> bool:
-    """True for CUDA device data: numba device arrays, any ``__cuda_array_interface__`` object (CuPy,
-    torch CUDA tensors), and the simulator's device arrays (which carry no such interface)."""
-    return hasattr(obj, "__cuda_array_interface__") or type(obj).__name__ == "FakeCUDAArray"
 
 
 def require_cuda() -> None:
@@ -52,8 +47,6 @@ def adopt(obj: Any):
 def to_device(name: str, obj: Any):
     """``obj`` on the device: device arrays are adopted as they are, host arrays copied once."""
     from numba import cuda
-
-    from ._validate import to_host_array
 
     require_cuda()
     if is_device_array(obj):

@@ -12,10 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from ._cuda import is_device_array
-
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 INT32_MAX = int(np.iinfo(np.int32).max)
+
+
+def is_device_array(obj: Any) -> bool:
+    """True for CUDA device data: numba device arrays, any ``__cuda_array_interface__`` object (CuPy,
+    torch CUDA tensors), and the simulator's device arrays (which carry no such interface)."""
+    return hasattr(obj, "__cuda_array_interface__") or type(obj).__name__ == "FakeCUDAArray"
 
 
 def type_name(value: Any) -> str:

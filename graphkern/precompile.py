@@ -98,15 +98,18 @@ class PrecompileReport:
 def _large_graph_paths():
     """Plan the large-graph paths on small graphs: a tiny L2 cache, no edge-count floor for the blocks,
     any hub share enough for the hub split. Only the planner reads these knobs."""
-    from . import sparse
+    from . import _sparse_caches, _sparse_plan
 
-    saved = {name: getattr(sparse, name) for name in ("_L2_BYTES", "_BLOCKED_MIN_EDGES", "_HUB_MIN_EDGE_SHARE")}
-    sparse._L2_BYTES, sparse._BLOCKED_MIN_EDGES, sparse._HUB_MIN_EDGE_SHARE = 4096, 0, 0.0
+    knobs = ((_sparse_caches, "_L2_BYTES", 4096), (_sparse_plan, "_BLOCKED_MIN_EDGES", 0),
+             (_sparse_plan, "_HUB_MIN_EDGE_SHARE", 0.0))
+    saved = [(module, name, getattr(module, name)) for module, name, _ in knobs]
+    for module, name, value in knobs:
+        setattr(module, name, value)
     try:
         yield
     finally:
-        for name, value in saved.items():
-            setattr(sparse, name, value)
+        for module, name, value in saved:
+            setattr(module, name, value)
 
 
 def _graphs(idtype: str):

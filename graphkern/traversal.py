@@ -247,7 +247,7 @@ def _multi_source(g, roots: list[int]) -> list[BFSResult]:
     """Batched searches (MS-BFS): 64 at a time, each level a push from few frontier vertices or a pull."""
     import numba
 
-    from .kernels.cpu.sort import _nnz_balanced_row_bounds
+    from .kernels.cpu.partition import nnz_balanced_row_bounds as _nnz_balanced_row_bounds
 
     n = g.num_src
     indptr, indices, _ = g._raw("csr")

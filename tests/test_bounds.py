@@ -14,9 +14,10 @@ SCRIPT = textwrap.dedent("""
     import numpy as np
     import graphkern as gk
     import graphkern.sparse as sparse
+    from graphkern import _sparse_caches, _sparse_plan
     from graphkern.kernels.cpu import sort
 
-    sparse._BLOCKED_MIN_EDGES, sparse._L2_BYTES = 0, 1024   # the blocked path, blocks of 8 rows
+    _sparse_plan._BLOCKED_MIN_EDGES, _sparse_caches._L2_BYTES = 0, 1024   # the blocked path, blocks of 8 rows
     sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 1              # narrow edge rows moved to block order
     sort._BUCKETED_MIN_ELEMENTS, sort._BUCKETED_MIN_KEYS, sort._BUCKET_BITS = 0, 0, 2
     rng = np.random.default_rng(0)
@@ -40,7 +41,7 @@ SCRIPT = textwrap.dedent("""
         gk.spmm(g, "copy_lhs", reduce, xw, format="csc", return_arg=reduce == "max")
         gk.spmm(g, "copy_rhs", reduce, None, ew, format="csc", return_arg=reduce == "max")
         gk.spmm(g, "mul", reduce, rng.random((36, 5, 20)), rng.random((400, 5, 1)), format="csc")
-    sparse._HUB_MIN_EDGE_SHARE = 0                          # the hub split: sums of x, hubs' rows in 256 bytes
+    _sparse_plan._HUB_MIN_EDGE_SHARE = 0                    # the hub split: sums of x, hubs' rows in 256 bytes
     by_src = np.argsort(src, kind="stable")                 # (it needs the CSC's rows in source order)
     gs = gk.Graph.from_coo(src[by_src], dst[by_src], num_nodes=36)
     x32 = rng.random((36, 32)).astype(np.float32); w32 = rng.random((400, 1)).astype(np.float32)

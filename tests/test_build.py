@@ -143,7 +143,7 @@ def test_caller_arrays_are_read_not_changed():
 @pytest.mark.parametrize("digits", [(13, 1), (5, 3), (11, 2)])
 def test_row_sort_of_every_length_equals_numpy_unique(digits):
     from graphkern.kernels.cpu import build
-    from graphkern.kernels.cpu.sort import _nnz_balanced_row_bounds
+    from graphkern.kernels.cpu.partition import nnz_balanced_row_bounds
 
     rng = np.random.default_rng(3)
     lengths = np.array([0, 1, 5, 32, 33, 500, 1023, 1024, 5000, 0, 2])
@@ -153,7 +153,7 @@ def test_row_sort_of_every_length_equals_numpy_unique(digits):
     values[indptr[5]:indptr[5] + 100] = 7  # a run of repeats
     indices = values.copy()
     unique_count = np.empty(lengths.size, dtype=np.int64)
-    build.sort_unique_rows(indptr, indptr[1:].copy(), indices, _nnz_balanced_row_bounds(indptr, 3), unique_count,
+    build.sort_unique_rows(indptr, indptr[1:].copy(), indices, nnz_balanced_row_bounds(indptr, 3), unique_count,
                            *digits)
     for r in range(lengths.size):
         want = np.unique(values[indptr[r]:indptr[r + 1]])

@@ -15,10 +15,10 @@ import textwrap
 SCRIPT = textwrap.dedent("""
     import numpy as np
     import graphkern as gk
-    import graphkern.sparse as sparse
+    from graphkern import _sparse_caches, _sparse_plan
 
-    sparse._BLOCKED_MIN_EDGES, sparse._L2_BYTES = 0, 1024   # the blocked path on a small graph
-    sparse._HUB_MIN_EDGE_SHARE = 0                          # and its hub split
+    _sparse_plan._BLOCKED_MIN_EDGES, _sparse_caches._L2_BYTES = 0, 1024   # the blocked path on a small graph
+    _sparse_plan._HUB_MIN_EDGE_SHARE = 0                                  # and its hub split
     rng = np.random.default_rng(0)
     src = rng.integers(0, 300, 3000)
     dst = rng.integers(0, 300, 3000)

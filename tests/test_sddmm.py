@@ -59,10 +59,10 @@ def test_broadcasting(op, lshape, rshape):
 def small_blocks(monkeypatch):
     """The blocked SDDMM on small graphs: any size qualifies, and an 'L2 cache' of 8 bytes makes blocks of
     8 destination rows (the least) that every operand outgrows."""
-    import graphkern.sparse as sparse
+    from graphkern import _sparse_caches, _sparse_plan
 
-    monkeypatch.setattr(sparse, "_BLOCKED_MIN_EDGES", 0)
-    monkeypatch.setattr(sparse, "_L2_BYTES", 8)
+    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
+    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 8)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -82,10 +82,10 @@ def test_blocked_path_on_graph_cases(case, op, lt, rt, shape, small_blocks, idty
 def test_blocks_of_two_heights_stay_cached(monkeypatch):
     """A model alternating two widths reuses both block sets; a third height drops the least recently
     used one. (An 'L2' of 4 KB: float32 rows of F = 16, 32, 64 get blocks of 32, 16 and 8 rows.)"""
-    import graphkern.sparse as sparse
+    from graphkern import _sparse_caches, _sparse_plan
 
-    monkeypatch.setattr(sparse, "_BLOCKED_MIN_EDGES", 0)
-    monkeypatch.setattr(sparse, "_L2_BYTES", 4096)
+    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
+    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 4096)
     g = gk.graph.kronecker(8)
     src, dst = g.edges()
     rng = np.random.default_rng(5)

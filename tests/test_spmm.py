@@ -259,9 +259,10 @@ def small_blocks(monkeypatch):
     """The blocked path on small graphs: any size qualifies and an 'L2 cache' of 8 bytes makes blocks of
     8 rows (the least), so every graph case spans several blocks and every gathered array outgrows it."""
     import graphkern.sparse as sparse
+    from graphkern import _sparse_caches, _sparse_plan
 
-    monkeypatch.setattr(sparse, "_BLOCKED_MIN_EDGES", 0)
-    monkeypatch.setattr(sparse, "_L2_BYTES", 8)
+    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
+    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 8)
     monkeypatch.setattr(sparse, "_EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS", sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS)
 
 

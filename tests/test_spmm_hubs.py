@@ -15,20 +15,20 @@ import graphkern as gk
 def small_blocks(monkeypatch):
     """The blocked path on small graphs (as in test_spmm): any size qualifies and an 'L2 cache' of 8 bytes
     makes blocks of 8 rows, so every graph case spans several blocks and every gathered array outgrows it."""
-    import graphkern.sparse as sparse
+    from graphkern import _sparse_caches, _sparse_plan
 
-    monkeypatch.setattr(sparse, "_BLOCKED_MIN_EDGES", 0)
-    monkeypatch.setattr(sparse, "_L2_BYTES", 8)
+    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
+    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 8)
 
 
 @pytest.fixture
 def hub_split(small_blocks, monkeypatch):
     """The hub split on small graphs: the 3 sources of highest out-degree are the hubs, whatever their
     share of the edges."""
-    import graphkern.sparse as sparse
+    from graphkern import _sparse_caches, _sparse_plan
 
-    monkeypatch.setattr(sparse, "_HUB_MIN_EDGE_SHARE", 0.0)
-    monkeypatch.setattr(sparse, "_hub_rows", lambda row_bytes: 3)
+    monkeypatch.setattr(_sparse_plan, "_HUB_MIN_EDGE_SHARE", 0.0)
+    monkeypatch.setattr(_sparse_caches, "hub_capacity", lambda row_bytes: 3)
 
 
 def _spmm_plan(g, op, reduce, x, w):
@@ -87,10 +87,10 @@ def test_hub_split_max_skips_nan_as_the_csc_does(hub_split):
 
 @pytest.mark.parametrize("hubs", [1, 10**6])  # one hub; every source with edges a hub (no edges in the blocks)
 def test_hub_split_few_and_all_hubs(hubs, small_blocks, monkeypatch):
-    import graphkern.sparse as sparse
+    from graphkern import _sparse_caches, _sparse_plan
 
-    monkeypatch.setattr(sparse, "_HUB_MIN_EDGE_SHARE", 0.0)
-    monkeypatch.setattr(sparse, "_hub_rows", lambda row_bytes: hubs)
+    monkeypatch.setattr(_sparse_plan, "_HUB_MIN_EDGE_SHARE", 0.0)
+    monkeypatch.setattr(_sparse_caches, "hub_capacity", lambda row_bytes: hubs)
     g = gk.graph.kronecker(9)
     rng = np.random.default_rng(3)
     x = rng.random((g.num_src, 24), dtype=np.float32)
@@ -106,50 +106,46 @@ def test_hub_split_few_and_all_hubs(hubs, small_blocks, monkeypatch):
         assert hub_indptr[-1] == g.num_edges and g._cache[key][1][-1] == 0
 
 
-def test_hub_split_planner_rules():
+def test_hub_split_planner_rules(monkeypatch):
     """Which calls split off hubs, on a skewed graph big enough for the default rules (Kronecker 12, F =
     32 float32: 256 KB of x, more than the 'L2' of 64 KB set here; its top 128 sources carry 25% of the
     edges)."""
-    import graphkern.sparse as sparse
+    from graphkern import _sparse_caches, _sparse_plan
 
     g = gk.graph.kronecker(12)
     rng = np.random.default_rng(4)
     x = rng.random((g.num_src, 32), dtype=np.float32)
     w1 = rng.random((g.num_edges, 1), dtype=np.float32)
-    old = sparse._BLOCKED_MIN_EDGES, sparse._L2_BYTES
-    sparse._BLOCKED_MIN_EDGES, sparse._L2_BYTES = 0, 64 << 10
-    try:
-        hub_ids, share = sparse._hubs(g, sparse._hub_rows(128))
-        assert hub_ids.size == 128 and share >= sparse._HUB_MIN_EDGE_SHARE
-        assert np.all(np.diff(hub_ids) > 0)
-        assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_blocked_hubs_copy_lhs_sum"
-        assert _spmm_plan(g, "mul", "mean", x, w1).kernel == "spmm_blocked_hubs_mul_mean"
-        assert _spmm_plan(g, "copy_lhs", "max", x, None).kernel == "spmm_blocked_hubs_copy_lhs_max"
-        # not: rows of one vector (F = 16), arg outputs (their ties keep source order), copy_rhs (reads
-        # no x), edge rows wider than 16 bytes (the permutation into CSC order would not pay)
-        assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel == "spmm_blocked_copy_lhs_sum"
-        plan = gk.explain(g, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat_bytes=x.nbytes, out_chunks=2)
-        assert plan.kernel == "spmm_csc_copy_lhs_max_arg"
-        assert not _spmm_plan(g, "copy_rhs", "sum", None, x[:g.num_edges]).kernel.startswith("spmm_blocked_hubs")
-        assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel == "spmm_blocked_mul_sum"
-        wide = rng.random((g.num_edges, 32), dtype=np.float32)
-        assert _spmm_plan(g, "mul", "sum", x, wide).kernel == "spmm_csc_mul_sum"
-        np.testing.assert_allclose(gk.spmm(g, "mul", "sum", x, wide), gk.spmm(g, "mul", "sum", x, wide,
-                                                                              format="csc"))
-        sparse._HUB_MIN_EDGE_SHARE = 0.9  # hubs that carry too few edges: no split, and F = 32 stays on the CSC
-        assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_csc_copy_lhs_sum"
-    finally:
-        sparse._BLOCKED_MIN_EDGES, sparse._L2_BYTES = old
-        sparse._HUB_MIN_EDGE_SHARE = 0.1
+    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
+    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 64 << 10)
+    hub_ids, share = _sparse_caches.hub_sources(g, _sparse_caches.hub_capacity(128))
+    assert hub_ids.size == 128 and share >= _sparse_plan._HUB_MIN_EDGE_SHARE
+    assert np.all(np.diff(hub_ids) > 0)
+    assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_blocked_hubs_copy_lhs_sum"
+    assert _spmm_plan(g, "mul", "mean", x, w1).kernel == "spmm_blocked_hubs_mul_mean"
+    assert _spmm_plan(g, "copy_lhs", "max", x, None).kernel == "spmm_blocked_hubs_copy_lhs_max"
+    # not: rows of one vector (F = 16), arg outputs (their ties keep source order), copy_rhs (reads
+    # no x), edge rows wider than 16 bytes (the permutation into CSC order would not pay)
+    assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel == "spmm_blocked_copy_lhs_sum"
+    plan = gk.explain(g, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat_bytes=x.nbytes, out_chunks=2)
+    assert plan.kernel == "spmm_csc_copy_lhs_max_arg"
+    assert not _spmm_plan(g, "copy_rhs", "sum", None, x[:g.num_edges]).kernel.startswith("spmm_blocked_hubs")
+    assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel == "spmm_blocked_mul_sum"
+    wide = rng.random((g.num_edges, 32), dtype=np.float32)
+    assert _spmm_plan(g, "mul", "sum", x, wide).kernel == "spmm_csc_mul_sum"
+    np.testing.assert_allclose(gk.spmm(g, "mul", "sum", x, wide), gk.spmm(g, "mul", "sum", x, wide,
+                                                                          format="csc"))
+    monkeypatch.setattr(_sparse_plan, "_HUB_MIN_EDGE_SHARE", 0.9)
+    # hubs that carry too few edges: no split, and F = 32 stays on the CSC
+    assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_csc_copy_lhs_sum"
 
 
 def test_hub_split_kernel_reads_edge_rows_by_id_or_in_its_order(hub_split):
     """The kernel's two ways to reach edge rows (through the ids, or permuted into its own order first)
     give the same bits, with edge ids spread over a larger id space."""
-    from graphkern.kernels.cpu import spmm as kernels
+    from graphkern.kernels.cpu import spmm_blocked as kernels
 
-    import graphkern.sparse as sparse
-    from graphkern import _broadcast
+    from graphkern import _broadcast, _sparse_caches
 
     src, dst, n = CASES["kronecker_10"]()
     src, dst = _in_source_order(src, dst)
@@ -161,7 +157,8 @@ def test_hub_split_kernel_reads_edge_rows_by_id_or_in_its_order(hub_split):
     w[ids] = rng.random((src.size, 1), dtype=np.float32)
     via_order = gk.spmm(g, "mul", "sum", x, w)
     assert np.isfinite(via_order).all()
-    bounds, block_ptr, groups, s, d, eid, hubs = sparse._blocks(g, "csc", sparse._rows_per_block(128), 3)
+    height = _sparse_caches.block_height(128)
+    bounds, block_ptr, groups, s, d, eid, hubs = _sparse_caches.dst_blocks(g, "csc", height, 3)
     bc = _broadcast.analyse("mul", (32,), (1,))
     kernel = kernels.spmm_blocked_kernel("mul", "sum", bc.pattern, 2, False, True, 2)
     out = np.empty((n, 32), np.float32)
@@ -178,7 +175,7 @@ def test_hub_split_kernel_reads_edge_rows_by_id_or_in_its_order(hub_split):
 
 
 def test_hub_split_kernel_refuses_what_it_cannot_run():
-    from graphkern.kernels.cpu.spmm import spmm_blocked_kernel
+    from graphkern.kernels.cpu.spmm_blocked import spmm_blocked_kernel
 
     for op, reduce, pattern in (("copy_rhs", "sum", (0, 0, 0, 1, False)), ("add", "sum", (0, 0, 0, 0, True))):
         with pytest.raises(ValueError, match="hub split"):

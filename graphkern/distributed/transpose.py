@@ -30,6 +30,7 @@ import numpy as np
 from .._validate import type_name
 from ..kernels.cpu import distributed as _pack
 from ..kernels.cpu import sort as _sort
+from ..kernels.cpu.partition import nnz_balanced_row_bounds
 from ._agree import agree, local_check
 from ._comm import alltoall_counts, alltoallv_records, as_counting, exclusive_scan, require_host_backend
 from ._csr_checks import check_structure, invariants, mark_checked
@@ -140,7 +141,7 @@ def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
     chunks = max(1, numba.get_num_threads())
     # sender: a stable bucket pass by destination rank (the partition is contiguous, so a new row's
     # owner follows from its id); the records keep the input's row-major order inside each bucket
-    row_bounds = _sort._nnz_balanced_row_bounds(A.indptr, chunks)
+    row_bounds = nnz_balanced_row_bounds(A.indptr, chunks)
     counts = np.zeros((chunks, comm.size), dtype=np.int64)
     _pack.destination_counts(A.indptr, A.indices, new_offsets, row_bounds, counts)
     send_counts = counts.sum(axis=0).astype(np.int64)

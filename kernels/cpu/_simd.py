@@ -35,43 +35,40 @@ from __future__ import annotations
 
 import operator
 
-import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
-from numba.core.datamodel import PrimitiveModel
-from numba.extending import intrinsic, overload, register_model
+from numba.extending import intrinsic, overload
 
-# One vector is one cache line: 16 float32 or 8 float64 lanes, one AVX-512 register (two AVX2 ones).
-VECTOR_BYTES = 64
-
-
-def lanes(dtype) -> int:
-    """Lanes of one vector of ``dtype``."""
-    return VECTOR_BYTES // np.dtype(dtype).itemsize
-
-
-class Vec(types.Type):
-    """The Numba type of a ``W``-lane vector of ``dtype`` (float, integer or boolean for masks)."""
-
-    def __init__(self, dtype, width):
-        self.dtype = dtype
-        self.width = width
-        super().__init__(name=f"Vec({dtype} x {width})")
-
-
-@register_model(Vec)
-class _VecModel(PrimitiveModel):
-    def __init__(self, dmm, fe_type):
-        if isinstance(fe_type.dtype, types.Boolean):
-            elt = ir.IntType(1)
-        else:
-            elt = dmm.lookup(fe_type.dtype).get_value_type()
-        super().__init__(dmm, fe_type, ir.VectorType(elt, fe_type.width))
-
-
-def _literal_width(width):
-    return width.literal_value if isinstance(width, types.IntegerLiteral) else None
+# the integer lanes live in a module of their own; they are part of this module's set
+from ._simd_lanes import (  # noqa: F401
+    mask_and,
+    mask_or,
+    vand,
+    vbits,
+    vcompress_at,
+    vgather,
+    viota,
+    vlanes,
+    vload_at,
+    vscatter,
+    vshl,
+    vshr,
+    vstore_at,
+    vzero_lanes,
+)
+from ._simd_type import (  # noqa: F401  (VECTOR_BYTES, lanes: the vector layout, read here by the kernels)
+    VECTOR_BYTES,
+    Vec,
+    as_intp,
+    lanes,
+    lanewise,
+    literal_width,
+    llvm_function,
+    same_vectors,
+    splat,
+    vector_suffix,
+)
 
 
 def _element_pointer(context, builder, aty, arr, row, col):
@@ -96,14 +93,10 @@ def _check_span(context, builder, ary, row, col, mask):
         cgutils.do_boundscheck(context, builder, last, shapes[1], 1)
 
 
-def _index(context, builder, value, ty):
-    return context.cast(builder, value, ty, types.intp)
-
-
 @intrinsic
 def vzeros(typingctx, arr, width):
     """A vector of zeros of ``arr``'s dtype."""
-    W = _literal_width(width)
+    W = literal_width(width)
     if W is None or not isinstance(arr, types.Array):
         return None
     vt = Vec(arr.dtype, W)
@@ -117,29 +110,22 @@ def vzeros(typingctx, arr, width):
 @intrinsic
 def vfull(typingctx, arr, value, width):
     """``value`` (cast to ``arr``'s dtype, float or integer) in every lane."""
-    W = _literal_width(width)
+    W = literal_width(width)
     if W is None or not isinstance(arr, types.Array):
         return None
     vt = Vec(arr.dtype, W)
 
     def codegen(context, builder, signature, args):
         scalar = context.cast(builder, args[1], signature.args[1], arr.dtype)
-        return _broadcast(builder, scalar, W)
+        return splat(builder, scalar, W)
 
     return vt(arr, value, width), codegen
-
-
-def _broadcast(builder, scalar, W):
-    vty = ir.VectorType(scalar.type, W)
-    one = builder.insert_element(ir.Constant(vty, ir.Undefined), scalar, ir.Constant(ir.IntType(32), 0))
-    return builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), W),
-                                                                                  [0] * W))
 
 
 @intrinsic
 def vmask(typingctx, n, width):
     """The mask of lanes ``0 .. n-1`` (all of them for ``n >= W``, none for ``n <= 0``)."""
-    W = _literal_width(width)
+    W = literal_width(width)
     if W is None or not isinstance(n, types.Integer):
         return None
     vt = Vec(types.boolean, W)
@@ -151,24 +137,9 @@ def vmask(typingctx, n, width):
         count = builder.select(builder.icmp_signed(">", count, ir.Constant(i64, W)), ir.Constant(i64, W), count)
         count = builder.select(builder.icmp_signed("<", count, ir.Constant(i64, 0)), ir.Constant(i64, 0), count)
         lane_ids = ir.Constant(ir.VectorType(i32, W), list(range(W)))
-        return builder.icmp_signed("<", lane_ids, _broadcast(builder, builder.trunc(count, i32), W))
+        return builder.icmp_signed("<", lane_ids, splat(builder, builder.trunc(count, i32), W))
 
     return vt(n, width), codegen
-
-
-def _masked_intrinsic(builder, name, ret, arg_types):
-    return cgutils.get_or_insert_function(builder.module, ir.FunctionType(ret, arg_types), name)
-
-
-def _vector_suffix(vty):
-    elt = vty.element
-    if isinstance(elt, ir.FloatType):
-        code = "f32"
-    elif isinstance(elt, ir.DoubleType):
-        code = "f64"
-    else:
-        code = f"i{elt.width}"
-    return f"v{vty.count}{code}"
 
 
 @intrinsic
@@ -180,12 +151,12 @@ def vload(typingctx, arr, row, col, mask):
 
     def codegen(context, builder, signature, args):
         aty = signature.args[0]
-        r = _index(context, builder, args[1], signature.args[1])
-        c = _index(context, builder, args[2], signature.args[2])
+        r = as_intp(context, builder, args[1], signature.args[1])
+        c = as_intp(context, builder, args[2], signature.args[2])
         ary, ptr = _element_pointer(context, builder, aty, args[0], r, c)
         _check_span(context, builder, ary, r, c, args[3])
         vty = context.get_value_type(vt)
-        fn = _masked_intrinsic(builder, f"llvm.masked.load.{_vector_suffix(vty)}.p0", vty,
+        fn = llvm_function(builder, f"llvm.masked.load.{vector_suffix(vty)}.p0", vty,
                                [ptr.type, ir.IntType(32), args[3].type, vty])
         align = ir.Constant(ir.IntType(32), aty.dtype.bitwidth // 8)
         return builder.call(fn, [ptr, align, args[3], ir.Constant(vty, None)])
@@ -203,12 +174,12 @@ def vstore(typingctx, arr, row, col, vec, mask):
 
     def codegen(context, builder, signature, args):
         aty = signature.args[0]
-        r = _index(context, builder, args[1], signature.args[1])
-        c = _index(context, builder, args[2], signature.args[2])
+        r = as_intp(context, builder, args[1], signature.args[1])
+        c = as_intp(context, builder, args[2], signature.args[2])
         ary, ptr = _element_pointer(context, builder, aty, args[0], r, c)
         _check_span(context, builder, ary, r, c, args[4])
         vty = args[3].type
-        fn = _masked_intrinsic(builder, f"llvm.masked.store.{_vector_suffix(vty)}.p0", ir.VoidType(),
+        fn = llvm_function(builder, f"llvm.masked.store.{vector_suffix(vty)}.p0", ir.VoidType(),
                                [vty, ptr.type, ir.IntType(32), args[4].type])
         builder.call(fn, [args[3], ptr, ir.Constant(ir.IntType(32), aty.dtype.bitwidth // 8), args[4]])
         return context.get_dummy_value()
@@ -219,61 +190,41 @@ def vstore(typingctx, arr, row, col, vec, mask):
 @intrinsic
 def vsplat(typingctx, arr, row, col, width):
     """``arr[row, col]`` in every lane (a broadcast operand: a scalar per edge or per head)."""
-    W = _literal_width(width)
+    W = literal_width(width)
     if W is None or not (isinstance(arr, types.Array) and arr.ndim == 2):
         return None
     vt = Vec(arr.dtype, W)
 
     def codegen(context, builder, signature, args):
         aty = signature.args[0]
-        r = _index(context, builder, args[1], signature.args[1])
-        c = _index(context, builder, args[2], signature.args[2])
+        r = as_intp(context, builder, args[1], signature.args[1])
+        c = as_intp(context, builder, args[2], signature.args[2])
         ary, ptr = _element_pointer(context, builder, aty, args[0], r, c)
         if context.enable_boundscheck:
             shapes = cgutils.unpack_tuple(builder, ary.shape, 2)
             cgutils.do_boundscheck(context, builder, r, shapes[0], 0)
             cgutils.do_boundscheck(context, builder, c, shapes[1], 1)
-        return _broadcast(builder, builder.load(ptr), W)
+        return splat(builder, builder.load(ptr), W)
 
     return vt(arr, row, col, width), codegen
 
 
-def _same_vectors(a, b):
-    return isinstance(a, Vec) and a == b
-
-
-def _binop(name, kind=types.Float):
-    """A lane-wise intrinsic: the IR builder's ``name`` on two vectors of one type whose lanes are ``kind``
-    (float, integer, or boolean for masks)."""
-    @intrinsic
-    def impl(typingctx, a, b):
-        if not (_same_vectors(a, b) and isinstance(a.dtype, kind)):
-            return None
-
-        def codegen(context, builder, signature, args):
-            return getattr(builder, name)(args[0], args[1])
-
-        return a(a, b), codegen
-
-    return impl
-
-
-_vadd = _binop("fadd")
-_vsub = _binop("fsub")
-_vmul = _binop("fmul")
-_vdiv = _binop("fdiv")
+_vadd = lanewise("fadd")
+_vsub = lanewise("fsub")
+_vmul = lanewise("fmul")
+_vdiv = lanewise("fdiv")
 
 
 def _register_operator(op, fn, int_fn=None):
     @overload(op, inline="always")
     def _ov(a, b):
-        if _same_vectors(a, b) and isinstance(a.dtype, types.Float):
+        if same_vectors(a, b) and isinstance(a.dtype, types.Float):
             return lambda a, b: fn(a, b)
-        if int_fn is not None and _same_vectors(a, b) and isinstance(a.dtype, types.Integer):
+        if int_fn is not None and same_vectors(a, b) and isinstance(a.dtype, types.Integer):
             return lambda a, b: int_fn(a, b)
 
 
-_vadd_int = _binop("add", types.Integer)
+_vadd_int = lanewise("add", types.Integer)
 _register_operator(operator.add, _vadd, _vadd_int)
 _register_operator(operator.sub, _vsub)
 _register_operator(operator.mul, _vmul)
@@ -284,7 +235,7 @@ def _compare(pred):
     """A lane-wise compare to a mask: ordered on floats (NaN compares false), signed on integers."""
     @intrinsic
     def impl(typingctx, a, b):
-        if not (_same_vectors(a, b) and isinstance(a.dtype, (types.Float, types.Integer))):
+        if not (same_vectors(a, b) and isinstance(a.dtype, (types.Float, types.Integer))):
             return None
         mt = Vec(types.boolean, a.width)
         is_float = isinstance(a.dtype, types.Float)
@@ -312,7 +263,7 @@ vne.__doc__ = "Lanes where ``a != b`` (integer lanes; on floats an ordered compa
 @intrinsic
 def vselect(typingctx, mask, a, b):
     """``a`` on the mask's lanes, ``b`` elsewhere."""
-    if not (isinstance(mask, Vec) and isinstance(mask.dtype, types.Boolean) and _same_vectors(a, b)
+    if not (isinstance(mask, Vec) and isinstance(mask.dtype, types.Boolean) and same_vectors(a, b)
             and a.width == mask.width):
         return None
 
@@ -342,7 +293,7 @@ def vfloor(typingctx, vec):
 
     def codegen(context, builder, signature, args):
         vty = args[0].type
-        fn = _masked_intrinsic(builder, f"llvm.floor.{_vector_suffix(vty)}", vty, [vty])
+        fn = llvm_function(builder, f"llvm.floor.{vector_suffix(vty)}", vty, [vty])
         return builder.call(fn, [args[0]])
 
     return vec(vec), codegen
@@ -392,244 +343,3 @@ def vsum(typingctx, vec):
     return vec.dtype(vec), codegen
 
 
-# ---- integer lanes: 1-D loads, gathers and bit tests (the BFS frontier scan) ----
-
-
-@intrinsic
-def vload_at(typingctx, arr, start, mask):
-    """``arr[start:start+W]`` of a 1-D array on the mask's lanes, 0 elsewhere (no memory read there)."""
-    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(mask, Vec)):
-        return None
-    vt = Vec(arr.dtype, mask.width)
-
-    def codegen(context, builder, signature, args):
-        aty = signature.args[0]
-        ary = context.make_array(aty)(context, builder, args[0])
-        first = _index(context, builder, args[1], signature.args[1])
-        ptr = cgutils.get_item_pointer(context, builder, aty, ary, [first], wraparound=False, boundscheck=False)
-        if context.enable_boundscheck:
-            _check_lanes(context, builder, ary, first, args[2])
-        vty = context.get_value_type(vt)
-        fn = _masked_intrinsic(builder, f"llvm.masked.load.{_vector_suffix(vty)}.p0", vty,
-                               [ptr.type, ir.IntType(32), args[2].type, vty])
-        return builder.call(fn, [ptr, ir.Constant(ir.IntType(32), aty.dtype.bitwidth // 8), args[2],
-                                 ir.Constant(vty, None)])
-
-    return vt(arr, start, mask), codegen
-
-
-def _check_lanes(context, builder, ary, first, mask):
-    """Under NUMBA_BOUNDSCHECK: the lowest and the highest lane on the mask of a 1-D span are in range
-    (any mask, not only a prefix: the merge kernels write lanes ``lo .. hi-1`` of a leaf)."""
-    (size,) = cgutils.unpack_tuple(builder, ary.shape, 1)
-    width = mask.type.count
-    i64 = ir.IntType(64)
-    on = builder.zext(builder.bitcast(mask, ir.IntType(width)), i64)
-    flag = ir.Constant(ir.IntType(1), 1)
-    count_fn = ir.FunctionType(i64, [i64, ir.IntType(1)])
-    with builder.if_then(builder.icmp_unsigned("!=", on, ir.Constant(i64, 0))):
-        low = builder.call(cgutils.get_or_insert_function(builder.module, count_fn, "llvm.cttz.i64"), [on, flag])
-        lead = builder.call(cgutils.get_or_insert_function(builder.module, count_fn, "llvm.ctlz.i64"), [on, flag])
-        high = builder.sub(ir.Constant(i64, 63), lead)
-        cgutils.do_boundscheck(context, builder, builder.add(first, low), size, 0)
-        cgutils.do_boundscheck(context, builder, builder.add(first, high), size, 0)
-
-
-def _lane_pointers(context, builder, aty, arr, index, index_ty, mask):
-    """A vector of pointers to ``arr[index[i]]`` (a 1-D array), each lane on the mask bounds-checked under
-    NUMBA_BOUNDSCHECK; the lane addresses are integers first (llvmlite's gep takes no vector index)."""
-    ary = context.make_array(aty)(context, builder, arr)
-    W = index_ty.width
-    i64 = ir.IntType(64)
-    base = builder.bitcast(ary.data, context.get_value_type(aty.dtype).as_pointer())
-    idx64 = builder.sext(index, ir.VectorType(i64, W)) if index_ty.dtype.bitwidth < 64 else index
-    if context.enable_boundscheck:
-        (size,) = cgutils.unpack_tuple(builder, ary.shape, 1)
-        for lane in range(W):
-            on = builder.extract_element(mask, ir.Constant(ir.IntType(32), lane))
-            with builder.if_then(on):
-                cgutils.do_boundscheck(context, builder, builder.extract_element(
-                    idx64, ir.Constant(ir.IntType(32), lane)), size, 0)
-    size = ir.Constant(ir.VectorType(i64, W), [aty.dtype.bitwidth // 8] * W)
-    addr = builder.add(_broadcast(builder, builder.ptrtoint(base, i64), W), builder.mul(idx64, size))
-    return builder.inttoptr(addr, ir.VectorType(base.type, W))
-
-
-def _is_lane_index(arr, index, mask):
-    return (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(index, Vec)
-            and isinstance(index.dtype, types.Integer) and isinstance(mask, Vec) and mask.width == index.width)
-
-
-@intrinsic
-def vgather(typingctx, arr, index, mask):
-    """``arr[index[i]]`` for each lane ``i`` on the mask, 0 elsewhere (a hardware gather where there is one;
-    off-mask lanes read no memory). The caller keeps the indices on the mask in range."""
-    if not _is_lane_index(arr, index, mask):
-        return None
-    vt = Vec(arr.dtype, index.width)
-
-    def codegen(context, builder, signature, args):
-        ptrs = _lane_pointers(context, builder, signature.args[0], args[0], args[1], index, args[2])
-        vty = ir.VectorType(context.get_value_type(arr.dtype), index.width)
-        fn = _masked_intrinsic(builder, f"llvm.masked.gather.{_vector_suffix(vty)}.v{index.width}p0", vty,
-                               [ptrs.type, ir.IntType(32), args[2].type, vty])
-        return builder.call(fn, [ptrs, ir.Constant(ir.IntType(32), arr.dtype.bitwidth // 8), args[2],
-                                 ir.Constant(vty, None)])
-
-    return vt(arr, index, mask), codegen
-
-
-vand = _binop("and_", types.Integer)
-vand.__doc__ = "Lane-wise bitwise and of two integer vectors."
-vshl = _binop("shl", types.Integer)
-vshl.__doc__ = "Lane-wise ``a << b`` of two integer vectors (each lane by its own count)."
-vshr = _binop("lshr", types.Integer)
-vshr.__doc__ = "Lane-wise logical ``a >> b`` of two integer vectors (each lane by its own count)."
-
-
-@intrinsic
-def vzero_lanes(typingctx, vec, mask):
-    """The lanes on ``mask`` where the integer ``vec`` is 0."""
-    if not (isinstance(vec, Vec) and isinstance(vec.dtype, types.Integer) and isinstance(mask, Vec)
-            and mask.width == vec.width):
-        return None
-
-    def codegen(context, builder, signature, args):
-        zero = ir.Constant(args[0].type, None)
-        return builder.and_(builder.icmp_unsigned("==", args[0], zero), args[1])
-
-    return mask(vec, mask), codegen
-
-
-@intrinsic
-def vbits(typingctx, mask):
-    """The mask as an integer: bit ``i`` set for lane ``i`` on (iterate the rare set lanes with it)."""
-    if not (isinstance(mask, Vec) and isinstance(mask.dtype, types.Boolean)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.zext(builder.bitcast(args[0], ir.IntType(mask.width)), ir.IntType(64))
-
-    return types.int64(mask), codegen
-
-
-# ---- masks by lane range, 1-D stores, compress and scatter (the GPMA merge, kernels/cpu/gpma.py) ----
-
-
-@intrinsic
-def vlanes(typingctx, lo, hi, width):
-    """The mask of lanes ``i`` with ``lo <= i < hi`` (either bound may lie outside ``0 .. W``)."""
-    W = _literal_width(width)
-    if W is None or not (isinstance(lo, types.Integer) and isinstance(hi, types.Integer)):
-        return None
-    vt = Vec(types.boolean, W)
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        low = context.cast(builder, args[0], signature.args[0], types.int64)
-        high = context.cast(builder, args[1], signature.args[1], types.int64)
-        ids = ir.Constant(ir.VectorType(i64, W), list(range(W)))
-        return builder.and_(builder.icmp_signed(">=", ids, _broadcast(builder, low, W)),
-                            builder.icmp_signed("<", ids, _broadcast(builder, high, W)))
-
-    return vt(lo, hi, width), codegen
-
-
-mask_and = _binop("and_", types.Boolean)
-mask_and.__doc__ = "Lanes on both masks."
-mask_or = _binop("or_", types.Boolean)
-mask_or.__doc__ = "Lanes on either mask."
-
-
-@intrinsic
-def viota(typingctx, arr, start, width):
-    """``start, start + 1, ..., start + W - 1`` in lanes of ``arr``'s integer dtype."""
-    W = _literal_width(width)
-    if W is None or not (isinstance(arr, types.Array) and isinstance(arr.dtype, types.Integer)):
-        return None
-    vt = Vec(arr.dtype, W)
-
-    def codegen(context, builder, signature, args):
-        elt = context.get_value_type(arr.dtype)
-        first = context.cast(builder, args[1], signature.args[1], arr.dtype)
-        return builder.add(_broadcast(builder, first, W), ir.Constant(ir.VectorType(elt, W), list(range(W))))
-
-    return vt(arr, start, width), codegen
-
-
-def _is_span_store(arr, vec, mask):
-    return (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(vec, Vec) and isinstance(mask, Vec)
-            and vec.width == mask.width and vec.dtype == arr.dtype)
-
-
-def _span_pointer(context, builder, aty, arr, start, start_ty):
-    ary = context.make_array(aty)(context, builder, arr)
-    first = _index(context, builder, start, start_ty)
-    return ary, first, cgutils.get_item_pointer(context, builder, aty, ary, [first], wraparound=False,
-                                                boundscheck=False)
-
-
-@intrinsic
-def vstore_at(typingctx, arr, start, vec, mask):
-    """``arr[start:start+W] = vec`` of a 1-D array on the mask's lanes only (others untouched)."""
-    if not _is_span_store(arr, vec, mask):
-        return None
-
-    def codegen(context, builder, signature, args):
-        ary, first, ptr = _span_pointer(context, builder, signature.args[0], args[0], args[1], signature.args[1])
-        if context.enable_boundscheck:
-            _check_lanes(context, builder, ary, first, args[3])
-        vty = args[2].type
-        fn = _masked_intrinsic(builder, f"llvm.masked.store.{_vector_suffix(vty)}.p0", ir.VoidType(),
-                               [vty, ptr.type, ir.IntType(32), args[3].type])
-        builder.call(fn, [args[2], ptr, ir.Constant(ir.IntType(32), arr.dtype.bitwidth // 8), args[3]])
-        return context.get_dummy_value()
-
-    return types.void(arr, start, vec, mask), codegen
-
-
-@intrinsic
-def vcompress_at(typingctx, arr, start, vec, mask):
-    """The lanes of ``vec`` on the mask, in lane order, to ``arr[start:start+n]`` (``n`` lanes on; one
-    ``vpcompress`` on AVX-512). The caller adds ``n`` (``popcount(vbits(mask))``) to its count."""
-    if not _is_span_store(arr, vec, mask):
-        return None
-
-    def codegen(context, builder, signature, args):
-        ary, first, ptr = _span_pointer(context, builder, signature.args[0], args[0], args[1], signature.args[1])
-        if context.enable_boundscheck:
-            # the n written elements are a prefix of the span, whatever lanes the mask has on
-            width = mask.width
-            i64 = ir.IntType(64)
-            on = builder.zext(builder.bitcast(args[3], ir.IntType(width)), i64)
-            count = builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64]),
-                                                                "llvm.ctpop.i64"), [on])
-            prefix = builder.icmp_signed("<", ir.Constant(ir.VectorType(i64, width), list(range(width))),
-                                         _broadcast(builder, count, width))
-            _check_lanes(context, builder, ary, first, prefix)
-        vty = args[2].type
-        fn = _masked_intrinsic(builder, f"llvm.masked.compressstore.{_vector_suffix(vty)}", ir.VoidType(),
-                               [vty, ptr.type, args[3].type])
-        builder.call(fn, [args[2], ptr, args[3]])
-        return context.get_dummy_value()
-
-    return types.void(arr, start, vec, mask), codegen
-
-
-@intrinsic
-def vscatter(typingctx, arr, index, vals, mask):
-    """``arr[index[i]] = vals[i]`` for each lane ``i`` on the mask, in lane order (a hardware scatter where
-    there is one). The caller keeps the indices on the mask in range."""
-    if not (_is_lane_index(arr, index, mask) and isinstance(vals, Vec) and vals.dtype == arr.dtype
-            and vals.width == index.width):
-        return None
-
-    def codegen(context, builder, signature, args):
-        ptrs = _lane_pointers(context, builder, signature.args[0], args[0], args[1], index, args[3])
-        vty = args[2].type
-        fn = _masked_intrinsic(builder, f"llvm.masked.scatter.{_vector_suffix(vty)}.v{index.width}p0", ir.VoidType(),
-                               [vty, ptrs.type, ir.IntType(32), args[3].type])
-        builder.call(fn, [args[2], ptrs, ir.Constant(ir.IntType(32), arr.dtype.bitwidth // 8), args[3]])
-        return context.get_dummy_value()
-
-    return types.void(arr, index, vals, mask), codegen

@@ -23,7 +23,7 @@ from numba import njit, prange
 
 from ._intrinsics import prefetch_row
 from ._simd import vload, vmask, vstore, vsum, vzeros
-from .spmm import LANES, apply_op, operand_vector, stride_for
+from ._spmm_common import LANES, apply_op, operand_vector, stride_for
 
 OPS = ("add", "sub", "mul", "div", "dot", "copy_lhs", "copy_rhs")
 _OP_CODE = {"add": 0, "sub": 1, "mul": 2, "div": 3, "copy_lhs": 4, "copy_rhs": 5, "dot": 6}
@@ -178,7 +178,7 @@ def sddmm_packed_kernel(op: str, pattern: tuple):
 
 
 def sddmm_blocked_kernel(op: str, pattern: tuple, lhs_target: str, rhs_target: str):
-    """SDDMM over destination blocks (:func:`graphkern.kernels.cpu.spmm.destination_blocks`):
+    """SDDMM over destination blocks (:func:`graphkern.kernels.cpu.blocks.destination_blocks`):
     ``kernel(groups, block_ptr, src, dst, L, R, A, B, RS, loff, roff, rows)``.
 
     Edge ``j`` of the block order writes ``rows[j]``; :func:`rows_to_edge_order` then moves each row to its

@@ -25,6 +25,8 @@ import threading
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from .partition import nnz_balanced_row_bounds
+
 # Below this many elements a single chunk is faster than paying for T histograms.
 _MIN_ELEMENTS_PER_CHUNK = 1 << 15
 
@@ -47,20 +49,6 @@ def _even_bounds(n, parts):
     bounds = np.empty(parts + 1, dtype=np.int64)
     for t in range(parts + 1):
         bounds[t] = (n * t) // parts
-    return bounds
-
-
-@njit(cache=True)
-def _nnz_balanced_row_bounds(indptr, parts):
-    """Row ranges ``[bounds[t], bounds[t+1])`` holding about ``nnz / parts`` non-zeros each."""
-    num_rows = indptr.size - 1
-    nnz = indptr[num_rows]
-    bounds = np.empty(parts + 1, dtype=np.int64)
-    bounds[0] = 0
-    bounds[parts] = num_rows
-    for t in range(1, parts):
-        target = (nnz * t) // parts
-        bounds[t] = max(bounds[t - 1], np.searchsorted(indptr, target, side="right") - 1)
     return bounds
 
 
@@ -257,7 +245,7 @@ def _transpose_packed(indptr, indices, eids, num_keys, key_counts, idx_dtype):
     out_indptr = np.empty(num_keys + 1, dtype=idx_dtype)
     if key_counts is not None:
         parts = threads if threads <= 2 else min(threads, max(2, (2 * n) // max(num_keys, 1)))
-        bounds = _nnz_balanced_row_bounds(indptr, parts)
+        bounds = nnz_balanced_row_bounds(indptr, parts)
         exclusive_scan(key_counts, out_indptr)
         heads = np.empty((max(parts - 1, 1), num_keys), dtype=idx_dtype)
         heads[0] = out_indptr[:-1]
@@ -270,7 +258,7 @@ def _transpose_packed(indptr, indices, eids, num_keys, key_counts, idx_dtype):
         last_backward = parts >= 2
     else:
         parts = min(_num_chunks(n, num_keys), max(num_rows, 1))
-        bounds = _nnz_balanced_row_bounds(indptr, parts)
+        bounds = nnz_balanced_row_bounds(indptr, parts)
         heads = np.zeros((parts, num_keys), dtype=idx_dtype)
         _histogram_rows(indptr, indices, bounds, 0, heads)
         _chunk_offsets(heads, out_indptr)
@@ -403,7 +391,7 @@ def _compress(source_is_rows, a, b, eids, num_keys, max_value, idx_dtype):
         tmp_packed = scratch[eid_bytes : eid_bytes + n * packed_dtype.itemsize].view(packed_dtype)
         eids_in = eids if has_eids else tmp_eids
         if source_is_rows:
-            bounds = _nnz_balanced_row_bounds(a, chunks)
+            bounds = nnz_balanced_row_bounds(a, chunks)
             _histogram_rows(a, b, bounds, shift, counts)
             heads, starts = _bucket_heads(counts, idx_dtype)
             _scatter_rows_to_buckets(a, b, eids_in, has_eids, bounds, shift, heads, tmp_packed, tmp_eids)
@@ -423,7 +411,7 @@ def _compress(source_is_rows, a, b, eids, num_keys, max_value, idx_dtype):
     indptr = np.empty(num_keys + 1, dtype=idx_dtype)
     eids_in = eids if has_eids else out_eids
     if source_is_rows:
-        bounds = _nnz_balanced_row_bounds(a, chunks)
+        bounds = nnz_balanced_row_bounds(a, chunks)
         _histogram_rows(a, b, bounds, 0, counts)
         _chunk_offsets(counts, indptr)
         _scatter_rows(a, b, eids_in, has_eids, bounds, counts, out_vals, out_eids)

@@ -69,9 +69,9 @@ def test_cuda_kernels_reads_the_source():
     assert len(kernels) >= 60
 
 
-# kernels --quick does not reach yet: IncrementalBFS's candidate commit and relaxation (the update's
-# deletions are re-attached without a relaxation round at these sizes), the degrees of a compressed format
-# and the edge-id scatter of a device graph's edge list. Each must still be unreached: reaching one
+# kernels --quick does not reach yet: IncrementalBFS's candidate commit and relaxation (the row's one
+# update at these sizes never gets to a candidate round), the degrees of a compressed format and the
+# edge-id scatter of a device graph's edge list. Each must still be unreached: reaching one
 # means taking it off this list.
 KNOWN_UNREACHED = {"graphkern.kernels.cuda.incremental_bfs:commit_candidates",
                    "graphkern.kernels.cuda.incremental_bfs:relax_frontier",

@@ -301,7 +301,7 @@ class CudaDynamicGraph(DynamicGraph, device="cuda"):
                 live_k, live_e = self._live_elements(pending=keys.size)
                 out_k = _cuda.empty(live_k.size + keys.size, np.int64)
                 out_e = _cuda.empty(live_k.size + keys.size, np.int64)
-                K.merge_sorted[_grid(out_k.size)](live_k, live_e, live_k.size, keys, ids, keys.size, out_k, out_e)
+                K.merge_sorted[_grid(out_k.size)](live_k, live_e, live_k.size, keys, ids, out_k, out_e)
                 self._rebuild(out_k, out_e)
                 return
             k = keys.size

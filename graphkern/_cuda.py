@@ -30,18 +30,19 @@ def require_cuda() -> None:
 _ORDERED_STREAMS = (None, 1)
 
 
-def adopt(obj: Any):
+def adopt(obj: Any, ordered: bool = False):
     """A numba device array viewing ``obj``'s device memory (no copy), or ``obj`` if it is one already.
 
     numba synchronises the exporter's stream on every import by default, a host-blocking wait per call
     (a torch training step would stall at every graphkern call); here that wait happens only for a stream
-    CUDA does not already order before graphkern's launches (:data:`_ORDERED_STREAMS`)."""
+    CUDA does not already order before graphkern's launches (:data:`_ORDERED_STREAMS`), and never when the
+    caller has ordered it on the device (``ordered``: the default stream waits for an event of it)."""
     from numba import cuda
 
     if type(obj).__name__ == "FakeCUDAArray" or cuda.devicearray.is_cuda_ndarray(obj):
         return obj
     stream = getattr(obj, "__cuda_array_interface__", {}).get("stream")
-    return cuda.as_cuda_array(obj, sync=stream not in _ORDERED_STREAMS)
+    return cuda.as_cuda_array(obj, sync=not ordered and stream not in _ORDERED_STREAMS)
 
 
 def to_device(name: str, obj: Any):
@@ -107,14 +108,14 @@ def index_array(name: str, obj: Any, dtype=None):
 
 
 def min_max(arr) -> tuple[int, int]:
-    from .kernels.cuda.sort import min_max as _min_max
+    from .kernels.cuda.reduce import min_max as _min_max
 
     return _min_max(arr)
 
 
 def check_ids_in_range(name: str, ids, upper: int, what: str = "node ids") -> None:
     """All device ``ids`` in ``[0, upper)``; the message gives the first offending position."""
-    from .kernels.cuda.sort import first_outside
+    from .kernels.cuda.reduce import first_outside
 
     if ids.size == 0:
         return
@@ -126,7 +127,8 @@ def check_ids_in_range(name: str, ids, upper: int, what: str = "node ids") -> No
 
 
 def check_indptr(name: str, indptr, nnz: int) -> None:
-    from .kernels.cuda.sort import first_descent
+    """A device CSR row pointer: starts at 0, never decreases, ends at ``nnz``."""
+    from .kernels.cuda.reduce import first_descent
 
     if indptr.size == 0:
         raise ValueError(f"argument '{name}': expected at least one entry (num_rows + 1), found 0")
@@ -142,15 +144,18 @@ def check_indptr(name: str, indptr, nnz: int) -> None:
                          f"indptr[{pos + 1}] = {int(b)}")
 
 
-def check_permutation(name: str, eids, size: int, id_space: int) -> None:
+def check_permutation(name: str, eids, size: int, id_space: int | None = None) -> None:
+    """``eids`` holds ``size`` distinct ids in ``[0, id_space)`` (every id in ``[0, size)`` by default).
+    Distinct ids are counted with one atomic increment each: valid input never sends two to one address."""
+    from .kernels.cuda.reduce import min_max as _min_max
     from .kernels.cuda.sort import histogram
-    from .kernels.cuda.sort import min_max as _min_max
 
     if eids.size != size:
         raise ValueError(f"argument '{name}': expected {size} edge ids, found {eids.size}")
-    check_ids_in_range(name, eids, id_space, "edge ids")
+    space = size if id_space is None else id_space
+    check_ids_in_range(name, eids, space, "edge ids")
     if size:
-        counts = histogram(eids, id_space, np.int64)
+        counts = histogram(eids, space, np.int64)
         if _min_max(counts)[1] > 1:
             seen = counts.copy_to_host()
             dup = int(np.argmax(seen > 1))

@@ -15,6 +15,25 @@ def _grid(n):
     return grid_1d(max(int(n), 1))
 
 
+def _slot_offsets(inc, rows, size, row_off):
+    """The exclusive scan of the slot counts of ``rows[:size]`` in ``row_off`` (a packed array's), total
+    last, on the device: the slot-parallel kernels' map from a slot to its row."""
+    from .kernels.cuda.incremental_bfs import row_spans
+    from .kernels.cuda.sort import exclusive_scan
+
+    spans = inc._spans[:size]
+    row_spans[_grid(size)](rows, size, row_off, spans)
+    return exclusive_scan(spans, inc._span_offsets[:size + 1])
+
+
+def _slot_grid(size):
+    """A slot-parallel launch: at least ``SLOT_THREADS`` threads, so that a few hub rows fill the GPU."""
+    from .kernels.cuda.incremental_bfs import SLOT_THREADS
+    from .kernels.cuda.launch import grid_1d
+
+    return grid_1d(max(int(size), SLOT_THREADS))
+
+
 def _counts(counters):
     return [int(c) for c in counters.copy_to_host()]
 
@@ -77,8 +96,10 @@ def update(inc, batches, report, limit):
         K.mark_heads[_grid(dele.size)](dele, inc._source, parents, levels, affected, counters)
         start, end = 0, _counts(counters)[0]
         while end > start:  # each round appends the children of the last round's vertices
-            K.expand_subtree[_grid(end - start)](dg._keys, dg._eids, dg._row_off, affected[start:end], end - start,
-                                                 inc._source, parents, levels, affected, counters)
+            frontier = affected[start:end]
+            offsets = _slot_offsets(inc, frontier, end - start, dg._row_off)
+            K.expand_subtree[_slot_grid(end - start)](dg._keys, dg._eids, dg._row_off, frontier, offsets,
+                                                      inc._source, parents, levels, affected, counters)
             start, end = end, _counts(counters)[0]
             if end > limit:
                 break
@@ -92,8 +113,9 @@ def update(inc, batches, report, limit):
     fill(counters, 0)
     rev = inc._rev if inc._rev is not None else dg
     if count:
-        K.reattach[_grid(count)](rev._keys, rev._eids, rev._row_off, affected, count, levels, candidate, touched,
-                                 counters)
+        offsets = _slot_offsets(inc, affected, count, rev._row_off)
+        K.reattach[_slot_grid(count)](rev._keys, rev._eids, rev._row_off, affected, offsets, levels, candidate,
+                                      touched, counters)
     if ins.size:
         present = _cuda.empty(ins.size, np.bool_)
         G.contains[_grid(ins.size)](dg._keys, dg._eids, dg._leaf, dg._row_off, ins, present)
@@ -111,8 +133,9 @@ def update(inc, batches, report, limit):
             return True
         fill(counters, 0)
         if found:
-            K.relax_frontier[_grid(found)](dg._keys, dg._eids, dg._row_off, frontier, found, levels, candidate,
-                                           touched, counters)
+            offsets = _slot_offsets(inc, frontier, found, dg._row_off)
+            K.relax_frontier[_slot_grid(found)](dg._keys, dg._eids, dg._row_off, frontier, offsets, levels,
+                                                candidate, touched, counters)
     report["relabelled"] = labelled
     return False
 
@@ -124,3 +147,5 @@ def allocate(inc, n):
     inc._candidate = _cuda.full(max(n, 1), NO_CANDIDATE, np.int64)
     inc._touched = _cuda.empty(max(n, 1), np.int64)
     inc._frontier = _cuda.empty(max(n, 1), np.int64)
+    inc._spans = _cuda.empty(max(n, 1), np.int64)  # slot counts of a listed set of rows, and their scan
+    inc._span_offsets = _cuda.empty(max(n, 1) + 1, np.int64)

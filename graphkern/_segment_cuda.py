@@ -32,4 +32,16 @@ def gather_mm(a, b, idx_a, idx_b, use_idx_a: bool, use_idx_b: bool, out) -> None
 def segment_mm_backward_b(a, dz, offsets: np.ndarray, out) -> None:
     from .kernels.cuda import segment_mm as kern
 
-    _launch(kern.segment_mm_backward_b, out.size, a, dz, _cuda.to_device("offsets", offsets), out)
+    offsets = np.asarray(offsets, np.int64)
+    longest = int(np.diff(offsets).max(initial=0))
+    if longest <= kern.BACKWARD_CHUNK_ROWS:
+        _launch(kern.segment_mm_backward_b, out.size, a, dz, _cuda.to_device("offsets", offsets), out)
+        return
+    # long segments: chunks summed by many threads, then added in order (kernels/cuda/segment_mm.py)
+    per_product = max(1, out.shape[1] * out.shape[2])
+    rows = int(offsets[-1])
+    chunk_rows = max(kern.BACKWARD_CHUNK_ROWS, -(-rows // max(1, kern.CHUNK_TARGET_ITEMS // per_product)))
+    chunks, first = kern.chunk_segments(offsets, chunk_rows)
+    partial = _cuda.empty((chunks.shape[1], out.shape[1], out.shape[2]), np.float64)
+    _launch(kern.segment_mm_backward_b_chunks, partial.size, a, dz, _cuda.to_device("offsets", chunks), partial)
+    _launch(kern.segment_mm_backward_b_finish, out.size, partial, _cuda.to_device("offsets", first), out)

@@ -17,6 +17,10 @@ one is set. A row that fails says why and the run goes on; each row is printed a
 finishes and ``--json`` is rewritten after every row. The exit status is 0 when every row ran and agreed,
 1 when some row was wrong or raised, 2 when the toolchain probe failed.
 
+``--quick`` lowers the thresholds that send hub rows, long segments and wide windows to their own kernels
+(:data:`QUICK_THRESHOLDS`), so that every kernel of ``graphkern.kernels.cuda`` runs at its tiny sizes
+(tests/cuda/test_gpu_check.py checks that in the simulator).
+
 Targets (met / not met in the last column): copy_u_sum at F = 64 at least cuSPARSE's csr @ dense on the
 same graph; u_dot_v at F = 128 at least 60% of its bandwidth floor; the count sort at least 40% of the
 copy bandwidth; the dynamic graph at least 1e8 updates/s at batch 1e6.
@@ -339,6 +343,39 @@ class Check:
                         seconds=seconds, measure=f"{moved / seconds / 1e9:.1f} GB/s", of_floor=frac,
                         ratio=f"{frac:.0%} of copy bw")
 
+    def scan_and_checks(self):
+        """The multi-tile scan (tile totals scanned first) and the device-input checks of a device CSR: the
+        paths a graph built from device arrays takes (at --quick sizes the sort's own scans fit one tile)."""
+        from graphkern.kernels.cuda import sort as cuda_sort
+
+        gk, cuda = self.gk, self.cuda
+        values = self.rng.integers(0, 100, 3 * cuda_sort.SCAN_TILE + 5)
+        d_values = cuda.to_device(values)
+        out = cuda.device_array(values.size + 1, np.int64)
+        first, seconds = self.time(lambda: cuda_sort.exclusive_scan(d_values, out))
+        agrees = np.array_equal(out.copy_to_host(), np.r_[0, np.cumsum(values)])
+        # keys of a single value need no radix pass: the permutation is the identity
+        indptr, perm = cuda_sort.count_sort(cuda.to_device(np.zeros(values.size, np.int64)), 1)
+        agrees = (agrees and np.array_equal(perm.copy_to_host(), np.arange(values.size))
+                  and indptr.copy_to_host().tolist() == [0, values.size])
+        self.report.add("exclusive scan (several tiles)", f"n={values.size}", agrees=agrees, first=first,
+                        seconds=seconds, of_floor=self.floor(16 * values.size, seconds))
+        h = self.g.csr()
+        d_csr = [cuda.to_device(a) for a in h]
+        fn = lambda: gk.Graph.from_csr(*d_csr, num_dst=self.g.num_nodes)
+        first, seconds = self.time(fn)
+        bad = h.indptr.copy()
+        bad[1] = bad[2] + 1  # a descent: the device check must find it
+        try:
+            gk.Graph.from_csr(cuda.to_device(bad), d_csr[1], d_csr[2], num_dst=self.g.num_nodes)
+            refused = False
+        except ValueError as exc:
+            refused = "non-decreasing" in str(exc)
+        agrees = refused and np.array_equal(fn().csr().indices.copy_to_host(), h.indices)
+        self.report.add("graph from a device csr (checked on the device)", f"E={self.E}", agrees=agrees, first=first,
+                        seconds=seconds, measure="ids in range, indptr monotone, edge ids unique",
+                        of_floor=self.floor(3 * self.E * h.indices.itemsize, seconds))
+
     def device_graph(self):
         gk, cuda = self.gk, self.cuda
         t0 = time.perf_counter()
@@ -486,6 +523,64 @@ class Check:
                         seconds=statistics.median(times),
                         measure=f"{hmean / 1e9:.2f} GTEPS (harmonic mean), levels {len(res.trace)}")
 
+    def bfs_per_phase(self, roots):
+        """The search without a cooperative launch: the same phases as separate launches (the path of a
+        device or driver that refuses cooperative launches)."""
+        from graphkern import _bfs_cuda
+
+        gk = self.gk
+        saved = _bfs_cuda.COOPERATIVE
+        _bfs_cuda.COOPERATIVE = False
+        try:
+            for algorithm in ("direction_optimizing", "spmsv"):
+                fn = lambda: gk.bfs(self.dg, int(roots[0]), algorithm=algorithm, backend="cuda")
+                first, seconds = self.time(fn)
+                res = fn()
+                if not hasattr(self, "bfs_levels"):
+                    self.bfs_levels = gk.bfs(self.g, int(roots[0])).levels
+                gk.graph500.validate(self.g, int(roots[0]), res.parents.copy_to_host())
+                self.report.add(f"bfs {algorithm} (per-phase launches)", f"root {int(roots[0])}",
+                                agrees=np.array_equal(res.levels.copy_to_host(), self.bfs_levels), first=first,
+                                seconds=seconds, measure=f"levels {len(res.trace)}")
+        finally:
+            _bfs_cuda.COOPERATIVE = saved
+
+    def segment(self):
+        """segment_mm, gather_mm and segment_mm's backward (the relational layers' kernels) against the CPU."""
+        from graphkern.segment import segment_mm_backward_b
+
+        gk, cuda, rng = self.gk, self.cuda, self.rng
+        F = self.args.features[0]
+        R = 4
+        n = min(self.E, 1 << 20)  # rows, one per edge of a relational layer
+        seglen = np.bincount(rng.integers(0, R, n), minlength=R)
+        seglen[1] = 0  # an empty segment
+        n = int(seglen.sum())
+        a = rng.standard_normal((n, F)).astype(np.float32)
+        b = rng.standard_normal((R, F, F)).astype(np.float32)
+        dz = rng.standard_normal((n, F)).astype(np.float32)
+        idx = rng.integers(0, R, n)
+        da, db, ddz, didx = (cuda.to_device(v) for v in (a, b, dz, idx))
+        rows = [("segment_mm", n, lambda: gk.segment_mm(da, db, seglen, backend="cuda"),
+                 lambda: gk.segment_mm(a, b, seglen, backend="cpu")),
+                ("gather_mm idx_b", n, lambda: gk.gather_mm(da, db, idx_b=didx, backend="cuda"),
+                 lambda: gk.gather_mm(a, b, idx_b=idx, backend="cpu")),
+                ("segment_mm_backward_b", n, lambda: segment_mm_backward_b(da, ddz, seglen, backend="cuda"),
+                 lambda: segment_mm_backward_b(a, dz, seglen, backend="cpu"))]
+        # short segments: the single-pass backward (the long ones above take the chunked one)
+        short = np.array([3, 0, 5, 2])
+        m = int(short.sum())
+        rows.append(("segment_mm_backward_b (short segments)", m,
+                     lambda: segment_mm_backward_b(da[:m], ddz[:m], short, backend="cuda"),
+                     lambda: segment_mm_backward_b(a[:m], dz[:m], short, backend="cpu")))
+        for name, size, on_device, on_host in rows:
+            first, seconds = self.time(on_device)
+            got = on_device().copy_to_host()
+            want = on_host()
+            self.report.add(name, f"n={size} F={F} R={R}", agrees=close(got, want, atol=1e-3 * np.sqrt(size)),
+                            first=first, seconds=seconds, measure=f"{2 * size * F * F / seconds / 1e9:.1f} GFLOP/s",
+                            of_floor=self.floor(4 * (2 * size * F + R * F * F), seconds))
+
     def dynamic(self):
         gk, cuda, rng, args = self.gk, self.cuda, self.rng, self.args
         n = args.gpma_nodes
@@ -537,14 +632,18 @@ class Check:
         t0 = time.perf_counter()
         inc = gk.IncrementalBFS(dyn, 0)
         more = rng.integers(0, n, (2, max(1, batch // 10)))
-        dyn.apply(insert=(more[0], more[1]))
+        # deletions too: edges out of the source and a sample of live ones, so that subtrees are cut off,
+        # collected and re-attached (every kernel of the update runs)
+        out_of_source = live[live // n == 0][:4]
+        cut = np.union1d(out_of_source, rng.choice(live, min(live.size, max(1, batch // 10)), replace=False))
+        dyn.apply(insert=(more[0], more[1]), delete=(cut // n, cut % n))
         inc.update()
         cuda.synchronize()
         seconds = time.perf_counter() - t0
         levels = inc.levels.copy_to_host() if hasattr(inc.levels, "copy_to_host") else np.asarray(inc.levels)
         ref = gk.bfs(dyn.snapshot(), 0, backend="cuda").levels
         ref = ref.copy_to_host() if hasattr(ref, "copy_to_host") else np.asarray(ref)
-        self.report.add("IncrementalBFS (build + one update)", f"{more.shape[1]} inserts",
+        self.report.add("IncrementalBFS (build + one update)", f"{more.shape[1]} inserts, {cut.size} deletes",
                         agrees=np.array_equal(levels, ref), seconds=seconds)
 
     def torch_rows(self, F):
@@ -589,6 +688,7 @@ class Check:
         if hasattr(self, "g"):
             if "sort" in only:
                 r.attempt("count sort coo->csc", "", self.count_sort)
+                r.attempt("exclusive scan (several tiles)", "", self.scan_and_checks)
             r.attempt("graph on the device (csc, csr)", "", self.device_graph)
         if hasattr(self, "dg"):
             for F in args.features:
@@ -604,13 +704,16 @@ class Check:
                 roots = self.gk.graph500.search_keys(self.g, args.roots)
                 for algorithm in ("direction_optimizing", "top_down", "bottom_up", "spmsv"):
                     r.attempt(f"bfs {algorithm}", "", lambda: self.bfs(algorithm, roots))
+                r.attempt("bfs (per-phase launches)", "", lambda: self.bfs_per_phase(roots))
+            if "segment" in only:
+                r.attempt("segment_mm", "", self.segment)
             if "torch" in only:
                 r.attempt("torch copy_u_sum", "", lambda: self.torch_rows(args.features[0]))
         if "gpma" in only:
             r.attempt("gpma", "", self.dynamic)
 
 
-FAMILIES = ("sort", "spmm", "sddmm", "softmax", "bfs", "torch", "gpma")  # gpma needs no static graph
+FAMILIES = ("sort", "spmm", "sddmm", "softmax", "bfs", "segment", "torch", "gpma")  # gpma needs no static graph
 
 
 # At --quick sizes no row is a hub: these module thresholds are lowered so that every hub path runs too
@@ -626,6 +729,7 @@ QUICK_THRESHOLDS = [
     ("graphkern.kernels.cuda.bfs", "PUSH_GRID_DEGREE", 12),
     ("graphkern.kernels.cuda.bfs", "PULL_GROUP_DEGREE", 3),
     ("graphkern.kernels.cuda.bfs", "PULL_GRID_DEGREE", 12),
+    ("graphkern.kernels.cuda.segment_mm", "BACKWARD_CHUNK_ROWS", 64),
     ("graphkern.graph.dynamic_cuda", "SMALL_WINDOW", 16),
     ("graphkern.graph.dynamic_cuda", "WIDE_WINDOW", 64),
 ]

@@ -57,10 +57,30 @@ def _device_type(t: torch.Tensor) -> str:
     return t.device.type
 
 
+def _order_after(waiting, done) -> None:
+    """Make stream ``waiting`` run its later work after what stream ``done`` holds now (an event recorded on
+    ``done`` that ``waiting`` waits for): the ordering happens on the device, the host does not wait."""
+    from numba import cuda
+
+    event = cuda.event(timing=False)
+    event.record(done)
+    event.wait(waiting)
+
+
+def _torch_stream(device):
+    """torch's current stream on ``device`` as a numba stream, or None for the legacy default stream
+    (handle 0), which graphkern's launches on numba's default stream already follow."""
+    from numba import cuda
+
+    handle = torch.cuda.current_stream(device).cuda_stream
+    return None if handle == 0 else cuda.external_stream(handle)
+
+
 def _device_view(t: torch.Tensor):
     """A numba device array on ``t``'s memory, on the GPU numba works on (``numba.cuda.select_device``).
     Graphkern launches on numba's default stream; when torch works on a stream of its own
-    (``torch.cuda.stream(...)``), that stream is drained first so that the kernel reads finished inputs."""
+    (``torch.cuda.stream(...)``), the default stream is made to wait for the work queued there so far, on
+    the device: no host synchronisation per call."""
     from numba import cuda
 
     _cuda.require_cuda()
@@ -68,20 +88,22 @@ def _device_view(t: torch.Tensor):
     if t.device.index is not None and t.device.index != current:
         raise ValueError(f"a tensor on {t.device}, but numba works on cuda:{current}; move the tensor there or "
                          f"call numba.cuda.select_device({t.device.index}) first")
-    stream = torch.cuda.current_stream(t.device)
-    if stream.cuda_stream != 0:
-        stream.synchronize()
-    return _cuda.adopt(t)
+    stream = _torch_stream(t.device)
+    if stream is not None:
+        _order_after(cuda.default_stream(), stream)
+    return _cuda.adopt(t, ordered=True)
 
 
 def _tensor_from_device(a) -> torch.Tensor:
     """A CUDA tensor on a device array's memory (zero copy; torch keeps ``a`` alive). Under a torch stream
-    of its own, graphkern's work is waited for, so torch's next kernel on that stream reads the result."""
+    of its own, that stream is made to wait for graphkern's work on the default stream (on the device), so
+    torch's next kernel there reads the finished result and the host never waits."""
     from numba import cuda
 
     device = torch.device("cuda", cuda.get_current_device().id)
-    if torch.cuda.current_stream(device).cuda_stream != 0:
-        cuda.default_stream().synchronize()
+    stream = _torch_stream(device)
+    if stream is not None:
+        _order_after(stream, cuda.default_stream())
     return torch.as_tensor(a, device=device)
 
 

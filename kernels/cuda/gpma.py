@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from numba import cuda, int64
 
+from ..cpu import gpma as _cpu_gpma
 from ..cpu.gpma import EMPTY, KEY_NONE, TOMB, WALL_LOW  # noqa: F401  (one layout for both backends)
 from .launch import BLOCK
 
@@ -32,27 +33,8 @@ _TOMB = int(TOMB)
 _EMPTY = int(EMPTY)
 
 
-@cuda.jit(device=True)
-def locate(keys, row_off, leaf_size, key):
-    """``(leaf, slot)``: the leaf whose range holds ``key`` (searched between the walls of the key's row
-    and the one before, as on the CPU), and the key's slot there or -1."""
-    r = key >> 32
-    lo = row_off[r] // leaf_size
-    hi = row_off[r + 1] // leaf_size
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if keys[mid * leaf_size] <= key:
-            lo = mid
-        else:
-            hi = mid - 1
-    base = lo * leaf_size
-    for s in range(base, base + leaf_size):
-        k = keys[s]
-        if k == key:
-            return lo, s
-        if k > key:
-            break
-    return lo, -1
+# the CPU's own function, compiled for the device: one definition of where a key lives
+locate = cuda.jit(device=True)(_cpu_gpma.locate.py_func)
 
 
 @cuda.jit(device=True)
@@ -77,10 +59,10 @@ def _fill_slot(src_keys, src_eids, base, m, keys, eids, start, t, leaves, leaf_s
 
 
 @cuda.jit
-def spread(src_keys, src_eids, m, keys, eids, start, width, leaf_size, row_off):
+def spread(keys_in, eids_in, m, keys, eids, start, width, leaf_size, row_off):
     """Lay ``m`` sorted elements over the window ``[start, start + width)``, one thread per slot."""
     for t in range(cuda.grid(1), width, cuda.gridsize(1)):
-        _fill_slot(src_keys, src_eids, 0, m, keys, eids, start, t, width // leaf_size, leaf_size, row_off)
+        _fill_slot(keys_in, eids_in, 0, m, keys, eids, start, t, width // leaf_size, leaf_size, row_off)
 
 
 @cuda.jit
@@ -445,9 +427,10 @@ def _lower_bound_from(arr, lo, hi, key):
 
 
 @cuda.jit
-def merge_sorted(a_keys, a_eids, na, b_keys, b_eids, nb, out_keys, out_eids):
-    """Merge two sorted key arrays with no key in both: each element's slot is its index plus its rank in
-    the other array (one thread per element)."""
+def merge_sorted(a_keys, a_eids, na, b_keys, b_eids, out_keys, out_eids):
+    """Merge ``a_keys[:na]`` and ``b_keys`` (sorted, no key in both): each element's slot is its index plus
+    its rank in the other array (one thread per element)."""
+    nb = b_keys.size
     for t in range(cuda.grid(1), na + nb, cuda.gridsize(1)):
         if t < na:
             pos = t + _lower_bound(b_keys, nb, a_keys[t])

@@ -28,10 +28,11 @@ atomic-decrement scatter), which is what makes the CSR, CSC and reverse CSR with
 CPU backend's, slot for slot.
 
 Scans are block-cooperative reduce-then-scan over tiles of ``SCAN_TILE`` items (coalesced loads, a
-shared-memory block scan, tile totals scanned recursively). The validation reductions reduce in shared
-memory and then make one atomic per block.
+shared-memory block scan, tile totals scanned recursively). The reductions that validate device input are
+in :mod:`.reduce`.
 
-Same function names as :mod:`graphkern.kernels.cpu.sort`; arguments are device arrays.
+Same function names and arguments as :mod:`graphkern.kernels.cpu.sort` where both have them; arguments are
+device arrays.
 """
 
 from __future__ import annotations
@@ -55,7 +56,6 @@ SORT_TILE_BITS = 11
 SORT_TILE = 1 << SORT_TILE_BITS  # items per tile: 8 per thread at SORT_THREADS; below 2**16 (16-bit counters)
 SCAN_THREADS = 256
 SCAN_TILE = 2048
-REDUCE_THREADS = 256
 
 # shared sizes: a pad word every 32 int32 words (every 16 int64) keeps blocked per-thread runs off one bank
 _PK_SIZE = SORT_TILE + SORT_TILE // 32
@@ -63,8 +63,6 @@ _CNT_SIZE = RANK_ROWS * SORT_THREADS + RANK_ROWS * SORT_THREADS // 32
 _SCAN_SIZE = SCAN_TILE + SCAN_TILE // 16
 _SORT_PART = 2 * SORT_THREADS  # the two halves of a block scan's scratch
 _SCAN_PART = 2 * SCAN_THREADS
-_I64_MAX = np.int64(np.iinfo(np.int64).max)
-_I64_MIN = np.int64(np.iinfo(np.int64).min)
 
 
 # ------------------------------------------------------------------------------- block-level helpers
@@ -281,120 +279,6 @@ def scatter_by_eid(values, eids, out):
     return out
 
 
-@cuda.jit
-def _gather(values, perm, out):
-    for j in range(cuda.grid(1), perm.size, cuda.gridsize(1)):
-        out[j] = values[perm[j]]
-
-
-def gather(values, perm, out):
-    """``out[j] = values[perm[j]]``."""
-    if perm.size:
-        _gather[grid_1d(perm.size)](values, perm, out)
-    return out
-
-
-# ------------------------------------------------------------------------------ validation reductions
-
-@cuda.jit(device=True)
-def _block_reduce(lo_s, hi_s, lo, hi):
-    """Block-wide ``(min of lo, max of hi)`` by a tree in shared memory, for any block size up to
-    ``REDUCE_THREADS``; the result is valid in thread 0. Every thread of the block must call it."""
-    t = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    lo_s[t] = lo
-    hi_s[t] = hi
-    cuda.syncthreads()
-    s = 1
-    while s < nt:
-        s *= 2
-    s //= 2
-    while s > 0:
-        if t < s and t + s < nt:
-            lo_s[t] = min(lo_s[t], lo_s[t + s])
-            hi_s[t] = max(hi_s[t], hi_s[t + s])
-        cuda.syncthreads()
-        s //= 2
-    return lo_s[0], hi_s[0]
-
-
-@cuda.jit
-def _min_max(values, result):
-    lo_s = cuda.shared.array(REDUCE_THREADS, np.int64)
-    hi_s = cuda.shared.array(REDUCE_THREADS, np.int64)
-    lo = _I64_MAX
-    hi = _I64_MIN
-    for i in range(cuda.grid(1), values.size, cuda.gridsize(1)):
-        v = values[i]
-        lo = min(lo, v)
-        hi = max(hi, v)
-    lo, hi = _block_reduce(lo_s, hi_s, lo, hi)
-    if cuda.threadIdx.x == 0 and lo <= hi:  # one atomic each per block, none for a block without items
-        cuda.atomic.min(result, 0, lo)
-        cuda.atomic.max(result, 1, hi)
-
-
-def _reduce_grid(items: int) -> tuple[int, int]:
-    """The reductions' launch: their shared arrays hold REDUCE_THREADS slots, so no block is wider, whatever
-    shape :func:`launch.launch_shape` asks for."""
-    blocks, threads = grid_1d(items, REDUCE_THREADS)
-    return blocks, min(threads, REDUCE_THREADS)
-
-
-def min_max(values) -> tuple[int, int]:
-    """``(min, max)`` of a non-empty integer device array; only two scalars come back to the host."""
-    result = cuda.to_device(np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min], dtype=np.int64))
-    _min_max[_reduce_grid(values.size)](values, result)
-    lo, hi = result.copy_to_host()
-    return int(lo), int(hi)
-
-
-@cuda.jit
-def _first_where_outside(values, low, high, result):
-    lo_s = cuda.shared.array(REDUCE_THREADS, np.int64)
-    hi_s = cuda.shared.array(REDUCE_THREADS, np.int64)
-    first = _I64_MAX
-    for i in range(cuda.grid(1), values.size, cuda.gridsize(1)):
-        if values[i] < low or values[i] >= high:
-            first = i  # a thread's positions increase, so its first hit is its smallest
-            break
-    first, _ = _block_reduce(lo_s, hi_s, first, first)
-    if cuda.threadIdx.x == 0 and first != _I64_MAX:
-        cuda.atomic.min(result, 0, first)
-
-
-@cuda.jit
-def _first_descent(indptr, result):
-    lo_s = cuda.shared.array(REDUCE_THREADS, np.int64)
-    hi_s = cuda.shared.array(REDUCE_THREADS, np.int64)
-    first = _I64_MAX
-    for i in range(cuda.grid(1), indptr.size - 1, cuda.gridsize(1)):
-        if indptr[i] > indptr[i + 1]:
-            first = i
-            break
-    first, _ = _block_reduce(lo_s, hi_s, first, first)
-    if cuda.threadIdx.x == 0 and first != _I64_MAX:
-        cuda.atomic.min(result, 0, first)
-
-
-def first_outside(values, low: int, high: int) -> int:
-    """The first position whose value is outside ``[low, high)``, or -1."""
-    result = cuda.to_device(np.array([values.size], dtype=np.int64))
-    if values.size:
-        _first_where_outside[_reduce_grid(values.size)](values, low, high, result)
-    pos = int(result.copy_to_host()[0])
-    return -1 if pos == values.size else pos
-
-
-def first_descent(indptr) -> int:
-    """The first ``i`` with ``indptr[i] > indptr[i+1]``, or -1."""
-    result = cuda.to_device(np.array([indptr.size], dtype=np.int64))
-    if indptr.size > 1:
-        _first_descent[_reduce_grid(indptr.size)](indptr, result)
-    pos = int(result.copy_to_host()[0])
-    return -1 if pos == indptr.size else pos
-
-
 # ------------------------------------------------------------------------------------ the count sort
 
 @cuda.jit
@@ -585,17 +469,24 @@ def count_sort(keys, num_keys: int, index_dtype=np.int64):
 def coo_to_compressed(rows, cols, eids, num_rows: int):
     """Compress a COO by ``rows`` (stable): ``(indptr, indices, out_eids)``; ``eids=None`` means edge ``i``
     is slot ``i``. The columns and edge ids travel with the sort's keys, so nothing is gathered."""
+    return _compress(rows, cols, eids, num_rows, None)
+
+
+def transpose_compressed(indptr, indices, eids, num_cols: int, col_counts=None):
+    """CSR -> CSC or CSC -> CSR with edge ids; within an output row, input row order (stable).
+    ``col_counts`` (optional, exact): the entries per column (the output's row lengths), when the caller
+    already knows them, as on the CPU."""
+    rows = expand_indptr(indptr, cuda.device_array(indices.size, indices.dtype))
+    return _compress(indices, rows, eids, num_cols, col_counts)
+
+
+def _compress(rows, cols, eids, num_rows: int, row_counts):
+    """:func:`coo_to_compressed`, with the entries per row given (``row_counts``) or counted."""
     dtype = cols.dtype
     indptr = cuda.device_array(int(num_rows) + 1, dtype)
-    exclusive_scan(histogram(rows, num_rows, np.int64), indptr)
+    exclusive_scan(histogram(rows, num_rows, np.int64) if row_counts is None else row_counts, indptr)
     indices, out_eids = _radix_sort(rows, num_rows, cols, 2, eids, 1 if eids is None else 2, dtype, dtype)
     return indptr, indices, out_eids
-
-
-def transpose_compressed(indptr, indices, eids, num_cols: int):
-    """CSR -> CSC or CSC -> CSR with edge ids; within an output row, input row order (stable)."""
-    rows = expand_indptr(indptr, cuda.device_array(indices.size, indices.dtype))
-    return coo_to_compressed(indices, rows, eids, num_cols)
 
 
 @cuda.jit

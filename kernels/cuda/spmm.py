@@ -365,9 +365,3 @@ def finish_coo(acc_out, pos, src, eids, has_eids, degrees, is_mean, is_sum, with
                 if with_arg_e:
                     arg_e[v, k] = eids[p] if has_eids else p
 
-
-@cuda.jit
-def fill_2d(out, value):
-    N, D = out.shape
-    for idx in range(cuda.grid(1), N * D, cuda.gridsize(1)):
-        out[idx // D, idx % D] = value

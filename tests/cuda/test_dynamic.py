@@ -93,6 +93,39 @@ def test_incremental_bfs_on_the_device(symmetric):
     assert inc.full_searches == 1
 
 
+@pytest.mark.parametrize("shape", [None, (1, 1), (3, 33)])
+def test_incremental_bfs_through_a_hub_row(shape):
+    """A hub whose out-row holds most of the graph: cutting its tree edge sends the whole subtree through
+    the slot-parallel kernels (collection, re-attachment through the reverse rows, relaxation), one
+    thread per slot of the hub's row, whatever the launch shape."""
+    from graphkern.kernels.cuda.launch import launch_shape
+
+    n = 60
+    leaves = np.arange(2, n)
+    rng = np.random.default_rng(5)
+    # 0 -> 1 -> every leaf; a few leaves also reachable from 0 through a longer path
+    src = np.concatenate([[0], np.ones(leaves.size, np.int64), [0, 2, 3], rng.choice(leaves, 10)])
+    dst = np.concatenate([[1], leaves, [2, 3, 4], rng.choice(leaves, 10)])
+    dg = gk.DynamicGraph(n, backend="cuda")
+    dg.apply(insert=(src, dst))
+    with launch_shape(*shape) if shape else _no_shape():
+        inc = gk.IncrementalBFS(dg, 0, fallback_fraction=1.0)
+        for dele, ins in [(([0], [1]), ([5], [1])), (([5], [1]), ([0], [1])), (([0, 2], [1, 40]), ([3], [1]))]:
+            dg.apply(insert=ins, delete=dele)
+            report = inc.update()
+            assert not report["full_search"]
+            snap = dg.snapshot().to("cpu")
+            levels = inc.levels.copy_to_host()
+            np.testing.assert_array_equal(levels, gk.bfs(snap, 0).levels)
+            gk.graph500.validate(snap, 0, inc.parents.copy_to_host(), levels, directed=True)
+
+
+def _no_shape():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
 def _apply_both(cpu, gpu, insert=None, delete=None):
     want = cpu.apply(insert=insert, delete=delete)
     got = gpu.apply(insert=insert, delete=delete)

@@ -76,3 +76,35 @@ def test_device_indices_out_of_range_are_refused():
         gk.gather_mm(a, b, idx_a=cuda.to_device(np.array([0, -1])), idx_b=[0, 1], backend="cuda")
     with pytest.raises(ValueError, match="argument 'seglen_a'.*sum 3"):
         gk.segment_mm(a, b, cuda.to_device(np.array([1, 2])), backend="cuda")
+
+
+def test_chunk_segments_cuts_every_segment_in_row_order():
+    from graphkern.kernels.cuda.segment_mm import chunk_segments
+
+    chunks, first = chunk_segments(np.array([0, 0, 7, 8, 8, 14]), 3)
+    np.testing.assert_array_equal(chunks, [[0, 3, 6, 7, 8, 11], [3, 6, 7, 8, 11, 14]])
+    np.testing.assert_array_equal(first, [0, 0, 3, 4, 4, 6])
+    chunks, first = chunk_segments(np.array([0, 0]), 3)
+    assert chunks.shape == (2, 0) and first.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("shape", [None, (2, 33), (1, 1)])
+@pytest.mark.parametrize("seglen", [[0, 11, 1, 0, 7], [25], [4, 4]])
+def test_backward_b_of_long_segments_in_chunks(seglen, shape, monkeypatch):
+    """Segments longer than the chunk threshold (lowered to 3 rows) are summed in chunks and the chunks
+    added in order; segments at or below it take the single pass. Both equal the CPU backend."""
+    import contextlib
+
+    from graphkern.kernels.cuda import segment_mm as kern
+
+    monkeypatch.setattr(kern, "BACKWARD_CHUNK_ROWS", 3)
+    seglen = np.array(seglen)
+    n = int(seglen.sum())
+    a, dz = _data((n, 3), 5), _data((n, 2), 6)
+    with launch_shape(*shape) if shape else contextlib.nullcontext():
+        got = segment_mm_backward_b(a, dz, seglen, backend="cuda").copy_to_host()
+    want = segment_mm_backward_b(a, dz, seglen)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    starts = np.concatenate([[0], np.cumsum(seglen)])
+    for r in range(seglen.size):
+        np.testing.assert_allclose(got[r], a[starts[r]:starts[r + 1]].T @ dz[starts[r]:starts[r + 1]], atol=1e-12)

@@ -4,6 +4,7 @@ than blocks)."""
 
 import numpy as np
 import pytest
+from graphkern.kernels.cuda import reduce as cuda_reduce
 from graphkern.kernels.cuda import sort as cuda_sort
 from numba import cuda
 
@@ -93,48 +94,56 @@ def test_exclusive_scan_under_odd_launch_shapes(launch):
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_min_max(dtype):
     v = np.random.default_rng(3).integers(-50, 50, 777).astype(dtype)
-    assert cuda_sort.min_max(cuda.to_device(v)) == (int(v.min()), int(v.max()))
-    assert cuda_sort.min_max(cuda.to_device(np.array([7], dtype))) == (7, 7)
+    assert cuda_reduce.min_max(cuda.to_device(v)) == (int(v.min()), int(v.max()))
+    assert cuda_reduce.min_max(cuda.to_device(np.array([7], dtype))) == (7, 7)
     big = np.array([np.iinfo(dtype).max, np.iinfo(dtype).min, 0], dtype)
-    assert cuda_sort.min_max(cuda.to_device(big)) == (int(big.min()), int(big.max()))
+    assert cuda_reduce.min_max(cuda.to_device(big)) == (int(big.min()), int(big.max()))
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_first_outside_is_the_first_position(dtype):
     v = np.zeros(700, dtype)
     d = cuda.to_device(v)
-    assert cuda_sort.first_outside(d, 0, 1) == -1
-    assert cuda_sort.first_outside(cuda.to_device(v[:0]), 0, 1) == -1
+    assert cuda_reduce.first_outside(d, 0, 1) == -1
+    assert cuda_reduce.first_outside(cuda.to_device(v[:0]), 0, 1) == -1
     for bad in ([699], [3, 650], [64, 65, 600], [0, 1, 2]):
         w = v.copy()
         w[bad] = [-1, 5, 1][: len(bad)] if len(bad) < 3 else [1, -2, 9]
-        assert cuda_sort.first_outside(cuda.to_device(w), 0, 1) == bad[0]
+        assert cuda_reduce.first_outside(cuda.to_device(w), 0, 1) == bad[0]
 
 
 def test_first_descent_is_the_first_position():
     indptr = np.arange(500, dtype=np.int64) * 2
-    assert cuda_sort.first_descent(cuda.to_device(indptr)) == -1
-    assert cuda_sort.first_descent(cuda.to_device(indptr[:1])) == -1
+    assert cuda_reduce.first_descent(cuda.to_device(indptr)) == -1
+    assert cuda_reduce.first_descent(cuda.to_device(indptr[:1])) == -1
     w = indptr.copy()
     w[[130, 400]] = [0, 0]  # descents at 129 -> 130 and 399 -> 400
-    assert cuda_sort.first_descent(cuda.to_device(w)) == 129
+    assert cuda_reduce.first_descent(cuda.to_device(w)) == 129
     w = indptr.copy()
     w[1] = -1
-    assert cuda_sort.first_descent(cuda.to_device(w)) == 0
+    assert cuda_reduce.first_descent(cuda.to_device(w)) == 0
 
 
-@pytest.mark.parametrize("launch", [(3, 37), (1, 1), (2, 64)])
+@pytest.mark.parametrize("launch", [(3, 37), (1, 1), (2, 64), (7, 32)])
 def test_reductions_under_odd_launch_shapes(launch):
+    """Several blocks, each with its own partial (a block past the items leaves the identity), then one
+    block over the partials."""
     v = np.random.default_rng(4).integers(0, 100, 300)
     v[[77, 200]] = [-4, 1000]
-    result = cuda.to_device(np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min]))
-    cuda_sort._min_max[launch](cuda.to_device(v), result)
-    assert tuple(result.copy_to_host()) == (-4, 1000)
-    result = cuda.to_device(np.array([v.size]))
-    cuda_sort._first_where_outside[launch](cuda.to_device(v), 0, 100, result)
-    assert result.copy_to_host()[0] == 77
+    d = cuda.to_device(v)
+    assert cuda_reduce.min_max(d, launch=launch) == (-4, 1000)
+    assert cuda_reduce.first_outside(d, 0, 100, launch=launch) == 77
+    assert cuda_reduce.first_outside(d, -4, 1001, launch=launch) == -1
     indptr = np.sort(v)
     indptr[[150, 151]] = indptr[[151, 150]] + [1, 0]  # 150 > 151 unless equal before: made strictly larger
-    result = cuda.to_device(np.array([indptr.size]))
-    cuda_sort._first_descent[launch](cuda.to_device(indptr), result)
-    assert result.copy_to_host()[0] == int(np.argmax(indptr[:-1] > indptr[1:]))
+    want = int(np.argmax(indptr[:-1] > indptr[1:]))
+    assert cuda_reduce.first_descent(cuda.to_device(indptr), launch=launch) == want
+    assert cuda_reduce.first_descent(cuda.to_device(np.sort(v)), launch=launch) == -1
+
+
+def test_every_value_out_of_range_gives_position_zero():
+    """The input that would send one atomic per block to one address, were the blocks to combine by atomics:
+    every block has a hit; the first position still wins."""
+    v = np.full(1000, -3, np.int64)
+    assert cuda_reduce.first_outside(cuda.to_device(v), 0, 10, launch=(9, 32)) == 0
+    assert cuda_reduce.first_descent(cuda.to_device(np.arange(1000)[::-1].copy()), launch=(9, 32)) == 0

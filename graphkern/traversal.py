@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _memory
+from ._bfs_multi import MS_BATCH, _multi_source  # noqa: F401 (MS_BATCH: importable from here as before)
 from ._config import resolve_backend
 from ._cuda import to_host
 from ._validate import check_choice, check_int_scalar, check_real_scalar, type_name
 from .dispatch import Plan, how_to_build, plan, register_planner
 from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import bfs as _bfs
+from .kernels.cpu import bfs_serial as _serial
 
 __all__ = ["bfs", "BFSResult", "ALGORITHMS"]
 
@@ -36,10 +38,8 @@ _SLOTS_BELOW = 16
 SERIAL_LEVEL_EDGES = 1 << 13
 # levels one serial call records before it returns to the driver (the size of its per-level count buffer)
 _SERIAL_LEVELS_PER_CALL = 4096
-# multi-source: searches share a pass over the edges in batches of 64 (one bit each in a uint64 mask);
-# a level pushes from the frontier while its out-edges are under num_edges / _MS_PUSH_BELOW, else pulls
-MS_BATCH = 64
-_MS_PUSH_BELOW = 20
+# a serial run's parents and levels are written by a parallel pass from this many vertices on
+_PARALLEL_RECORD_FROM = 1 << 14
 # batching pays from this many searches on (measured, see the closing note of the multi-source change)
 MS_MIN_SOURCES = 8
 
@@ -243,74 +243,6 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
     return _search(g, root, chosen, alpha, beta)
 
 
-def _multi_source(g, roots: list[int]) -> list[BFSResult]:
-    """Batched searches (MS-BFS): 64 at a time, each level a push from few frontier vertices or a pull."""
-    import numba
-
-    from .kernels.cpu.partition import nnz_balanced_row_bounds as _nnz_balanced_row_bounds
-
-    n = g.num_src
-    indptr, indices, _ = g._raw("csr")
-    in_indptr, in_indices = g._in_adjacency()
-    dtype = g.idtype
-    bounds = _nnz_balanced_row_bounds(in_indptr, max(1, numba.get_num_threads() * 8))
-    seen = np.empty(n, dtype=np.uint64)
-    frontier = np.empty(n, dtype=np.uint64)
-    nxt = np.empty(n, dtype=np.uint64)
-    listed = np.empty(n, dtype=dtype)
-    spare = np.empty(n, dtype=dtype)
-    results = []
-    for start in range(0, len(roots), MS_BATCH):
-        batch = roots[start:start + MS_BATCH]
-        k = len(batch)
-        full = np.uint64((1 << k) - 1) if k < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
-        parents = _memory.empty((k, n), dtype)
-        levels = _memory.empty((k, n), dtype)
-        _bfs.fill_unreached(parents, levels)
-        seen.fill(0)
-        frontier.fill(0)
-        for i, s in enumerate(batch):
-            bit = np.uint64(1 << i)
-            seen[s] |= bit
-            frontier[s] |= bit
-            parents[i, s] = s
-            levels[i, s] = 0
-        front_list = np.unique(np.asarray(batch, dtype=dtype))
-        nxt.fill(0)
-        clean = True  # nxt is all zero (a push level needs that)
-        trace = []
-        level = 0
-        while True:
-            level += 1
-            t0 = time.perf_counter()
-            push = front_list is not None and _bfs.sum_degrees(indptr, front_list) < g.num_edges / _MS_PUSH_BELOW
-            if push:
-                if not clean:
-                    nxt.fill(0)
-                found_list = spare if front_list.base is not spare else listed
-                found = _bfs.msbfs_push_level(indptr, indices, front_list, frontier, seen, nxt, parents, levels,
-                                              level, found_list)
-                clean = True  # the push cleared the old frontier, which becomes the next nxt
-            else:
-                found = _bfs.msbfs_pull_level(in_indptr, in_indices, bounds, frontier, seen, nxt, full, parents,
-                                              levels, level)
-                clean = False
-            trace.append((level, "push" if push else "pull", -1, int(found), time.perf_counter() - t0))
-            if found == 0:
-                break
-            frontier, nxt = nxt, frontier
-            # the next level pushes only from a small frontier: after a push it is listed already; after a
-            # pull, list it with one O(n) pass
-            if found >= n // _MS_PUSH_BELOW:
-                front_list = None
-            elif push:
-                front_list = found_list[:found]
-            else:
-                front_list = _bfs.bitmap_to_queue(frontier, listed, False)
-        results += [BFSResult(parents[i], levels[i], s, "multi_source", trace) for i, s in enumerate(batch)]
-    return results
-
-
 def _search_packed(dg, source: int) -> BFSResult:
     """Top-down levels over a DynamicGraph's packed arrays (each level one parallel step)."""
     import numba
@@ -475,11 +407,12 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
     dtype = g.idtype
     # work buffers live with the graph between searches (first-touch page faults cost as much as a level)
     work = _borrow(g, borrowed, "bfs_work", lambda w: True,
-                   lambda: [np.empty(n, dtype=dtype), np.empty(n, dtype=dtype), np.zeros(n, dtype=np.uint8),
+                   lambda: [np.empty(n + 1, dtype=dtype), np.empty(n + 1, dtype=dtype), np.zeros(n, dtype=np.uint8),
                             np.zeros(n, dtype=np.uint8), np.zeros((n + 63) // 64, dtype=np.uint64),
-                            np.zeros((n + 63) // 64, dtype=np.uint64)])
-    # frontiers are views into the queue buffers; `before` is the visited map as a top-down level found it
-    queue_buf, spare_buf, front, next_front, visited, before = work
+                            np.zeros((n + 63) // 64, dtype=np.uint64), np.empty(n + 1, dtype=dtype)])
+    # frontiers are views into the queue buffers (n + 1 places: see top_down_serial_levels); `before` is
+    # the visited map as a top-down level found it; `by[k]` the vertex that found serial queue place k
+    queue_buf, spare_buf, front, next_front, visited, before, by = work
     # results come from the recycled output maps: fresh pages cost page faults on every search, the
     # pool does not (graphkern._memory)
     parents = _memory.empty(n, dtype)
@@ -492,6 +425,7 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
     level = 0
     edges_to_check = g.num_edges
     scout = int(indptr[source + 1] - indptr[source])
+    previous = -1  # the last top-down frontier's out-edges: bottom-up only on a growing frontier
     spmsv = algorithm == "spmsv"
     best = _memory.full(n, -1, dtype) if spmsv else None
     hubs, hubs_looked_up = None, False
@@ -504,7 +438,7 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
     while frontier.size:
         listed_bounds, next_bounds = next_bounds, None  # only for the frontier the last level listed
         bottom_up = algorithm == "bottom_up" or (
-            algorithm in ("direction_optimizing", "spmsv") and scout > edges_to_check / alpha)
+            algorithm in ("direction_optimizing", "spmsv") and scout > edges_to_check / alpha and scout > previous)
         if bottom_up:
             awake = frontier.size
             _bfs.queue_to_bitmap(frontier, front)
@@ -539,7 +473,7 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
                 _bfs.visited_bits_from_parents(parents, visited)
             if algorithm == "bottom_up":
                 break
-            scout = 1
+            scout, previous = 1, -1
             continue
         if not spmsv and scout < SERIAL_LEVEL_EDGES:
             t0 = time.perf_counter()
@@ -547,19 +481,25 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
             found_per_level = _borrow(g, borrowed, "bfs_serial_found", lambda f: True,
                                       lambda: np.empty(_SERIAL_LEVELS_PER_CALL, dtype=np.int64))
             queue_buf[:frontier.size] = frontier
-            start, count, last_level, scout, edges_to_check, done = _bfs.top_down_serial_levels(
-                indptr, indices, queue_buf, frontier.size, parents, levels, visited, level, scout, SERIAL_LEVEL_EDGES,
+            first = frontier.size
+            start, count, last_level, scout, previous, edges_to_check, done = _serial.top_down_serial_levels(
+                indptr, indices, queue_buf, by, first, visited, level, scout, previous, SERIAL_LEVEL_EDGES,
                 edges_to_check, float(alpha) if algorithm == "direction_optimizing" else 0.0, found_per_level)
+            # the run's parents and levels, from its queue: in parallel when it found many vertices
+            record = (_serial.record_serial_levels if count - first >= _PARALLEL_RECORD_FROM
+                      else _serial.record_serial_levels_one_thread)
+            record(queue_buf, by, first, found_per_level[:done], level + 1, parents, levels)
             if done:
-                trace.append(_SerialLevels(level + 1, int(frontier.size), found_per_level[:done].copy(),
+                trace.append(_SerialLevels(level + 1, int(first), found_per_level[:done].copy(),
                                            time.perf_counter() - t0))
-                reached += int(count - frontier.size)
+                reached += int(count - first)
                 level = int(last_level)
-                scout = int(scout)
+                scout, previous = int(scout), int(previous)
                 frontier = queue_buf[start:count]
                 queue_buf, spare_buf = spare_buf, queue_buf
                 continue
         edges_to_check -= scout
+        previous = scout
         level += 1
         t0 = time.perf_counter()
         if not spmsv and scout < n // _SLOTS_BELOW:

@@ -19,6 +19,9 @@ the CSC (in-edges). Each level is one parallel kernel call driven from Python (a
                     by the unvisited set, so each new vertex takes its highest-labelled frontier
                     neighbour as parent (deterministic). Push (sparse frontier, atomic max) or pull
                     (dense, masked) per level.
+
+Top-down levels of few out-edges run back to back on one thread (:mod:`.bfs_serial`, with the queue BFS in
+networkx's order); batched searches are :mod:`.bfs_multi`.
 """
 
 from __future__ import annotations
@@ -26,8 +29,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._intrinsics import atomic_cas, popcount, prefetch_item, prefetch_item_for_write
+from ._intrinsics import atomic_cas, popcount, prefetch_item
 from ._simd import vand, vbits, vgather, vint, vload_at, vmask, vshl, vshr, vzero_lanes
+
+# the one-thread and multi-source kernels live in their own modules; their names stay importable from here
+from .bfs_multi import _lowest_bit, fill_unreached, msbfs_pull_level, msbfs_push_level  # noqa: F401
+from .bfs_serial import bfs_queue_order, top_down_serial_levels  # noqa: F401
 
 
 @njit(parallel=True, cache=True)
@@ -227,59 +234,6 @@ def top_down_step_slots(indptr, indices, frontier, offsets, parents, levels, lev
     return scout
 
 
-@njit(cache=True)
-def top_down_serial_levels(indptr, indices, queue, count, parents, levels, visited, level, scout, edge_limit,
-                           edges_left, alpha, found_per_level):
-    """Top-down levels on one thread while the frontier's out-edges stay few: a FIFO queue in one call.
-
-    ``queue[:count]`` is the frontier at ``level`` and ``scout`` its out-edges. Each level appends the
-    vertices it claims after the frontier (a vertex enters the queue once, so ``queue`` of ``n`` items
-    always has room) and records how many in ``found_per_level``. Stops before a level whose frontier
-    has ``edge_limit`` out-edges or more (a parallel step pays off there), before one the
-    direction-optimizing rule would step bottom-up (``scout * alpha > edges_left``; ``alpha`` 0 never
-    does), when ``found_per_level`` is full, or when the frontier is empty. On a high-diameter graph
-    most levels hold a handful of vertices: one call for the whole run replaces a parallel kernel launch
-    and its Python round trip per level. Returns ``(start, count, level, scout, edges_left, levels_done)``:
-    the frontier left is ``queue[start:count]``."""
-    start = 0
-    done = 0
-    one64 = np.uint64(1)
-    while (count > start and done < found_per_level.size and scout < edge_limit
-           and not (alpha > 0 and scout * alpha > edges_left)):
-        edges_left -= scout
-        level += 1
-        end = count
-        scout = 0
-        for i in range(start, end):
-            # the queue holds the vertices to come (this level's, then the next level's found so far):
-            # fetch their row offsets and rows ahead, as the parallel steps do (_prefetch_rows_ahead)
-            if i + FRONTIER_AHEAD < count:
-                prefetch_item(indptr, queue[i + FRONTIER_AHEAD])
-            if i + ROW_START_AHEAD < count:
-                prefetch_item(indices, indptr[queue[i + ROW_START_AHEAD]])
-            if i + CLAIM_AHEAD < count:  # whose row came in by now: the parent and level it may write
-                k = queue[i + CLAIM_AHEAD]
-                for j in range(indptr[k], indptr[k + 1]):
-                    prefetch_item_for_write(parents, indices[j])
-                    prefetch_item_for_write(levels, indices[j])
-            u = queue[i]
-            for j in range(indptr[u], indptr[u + 1]):
-                v = indices[j]
-                w = v >> 6
-                bit = one64 << np.uint64(v & 63)
-                if not (visited[w] & bit):
-                    visited[w] |= bit
-                    parents[v] = u
-                    levels[v] = level
-                    queue[count] = v
-                    count += 1
-                    scout += indptr[v + 1] - indptr[v]
-        found_per_level[done] = count - end
-        done += 1
-        start = end
-    return start, count, level, scout, edges_left, done
-
-
 @njit(parallel=True, cache=True)
 def init_search(parents, levels, visited, source):
     for v in prange(parents.size):
@@ -299,7 +253,6 @@ def init_search(parents, levels, visited, source):
 # docs/performance.md).
 FRONTIER_AHEAD = 96
 ROW_START_AHEAD = 32
-CLAIM_AHEAD = 8
 
 
 @njit(inline="always")
@@ -566,129 +519,6 @@ def spmsv_pull_step_sorted(in_indptr, in_indices, front, next_front, parents, le
                     awake += 1
                     break
     return awake
-
-
-@njit(cache=True)
-def bfs_queue_order(indptr, indices, sources, depth_limit, levels, parents, order):
-    """Sequential queue BFS in adjacency order: the exact visiting order of networkx's BFS.
-
-    ``order`` receives the vertices as they are discovered (the sources first, each once); a vertex's
-    parent is the first dequeued vertex that lists it, its neighbours are taken in slot order, and no
-    vertex at level ``depth_limit`` is expanded. ``levels``/``parents`` must hold -1. Returns how many
-    vertices were reached. Sequential on purpose: networkx's order is a property of one queue.
-    """
-    count = 0
-    for i in range(sources.size):
-        s = sources[i]
-        if levels[s] < 0:
-            levels[s] = 0
-            parents[s] = s
-            order[count] = s
-            count += 1
-    head = 0
-    while head < count:
-        u = order[head]
-        head += 1
-        if levels[u] >= depth_limit:
-            continue
-        for k in range(indptr[u], indptr[u + 1]):
-            v = indices[k]
-            if levels[v] < 0:
-                levels[v] = levels[u] + 1
-                parents[v] = u
-                order[count] = v
-                count += 1
-    return count
-
-
-# --- multi-source BFS (MS-BFS, Then et al., VLDB 2015): up to 64 searches share one pass over the edges.
-# Vertex v carries three 64-bit masks, bit i for search i: seen (reached), frontier (reached at the last
-# level) and next. A level ORs the frontier masks of v's in-neighbours into v (pull) or pushes each
-# frontier vertex's mask to its out-neighbours (push, for small frontiers); every newly set bit i records
-# the parent of v in search i. Searches that reach v earlier stop costing anything at v.
-
-_DEBRUIJN64 = np.uint64(0x03F79D71B4CB0A89)
-_DEBRUIJN_INDEX = np.array([
-    0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30,
-    24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31,
-    10, 25, 14, 19, 9, 13, 8, 7, 6], dtype=np.int64)
-
-
-@njit(cache=True, inline="always")
-def _lowest_bit(mask):
-    """Index of the lowest set bit of a non-zero uint64 (de Bruijn multiplication)."""
-    low = mask & (~mask + np.uint64(1))
-    return _DEBRUIJN_INDEX[(low * _DEBRUIJN64) >> np.uint64(58)]
-
-
-@njit(cache=True, inline="always")
-def _record_bits(new, v, u, parents, levels, level):
-    while new != np.uint64(0):
-        b = _lowest_bit(new)
-        parents[b, v] = u
-        levels[b, v] = level
-        new &= new - np.uint64(1)
-
-
-@njit(parallel=True, cache=True)
-def msbfs_pull_level(in_indptr, in_indices, bounds, frontier, seen, next_frontier, full, parents, levels, level):
-    """One pull level for every vertex; returns how many vertices gained a bit."""
-    found = 0
-    for t in prange(bounds.size - 1):
-        for v in range(bounds[t], bounds[t + 1]):
-            have = seen[v]
-            if have == full:
-                next_frontier[v] = np.uint64(0)
-                continue
-            gained = np.uint64(0)
-            for k in range(in_indptr[v], in_indptr[v + 1]):
-                u = in_indices[k]
-                new = frontier[u] & ~(have | gained)
-                if new != np.uint64(0):
-                    gained |= new
-                    _record_bits(new, v, u, parents, levels, level)
-                    if (have | gained) == full:
-                        break
-            next_frontier[v] = gained
-            if gained != np.uint64(0):
-                seen[v] = have | gained
-                found += 1
-    return found
-
-
-@njit(cache=True)
-def msbfs_push_level(indptr, indices, front_list, frontier, seen, next_frontier, parents, levels, level, found_list):
-    """One push level from the listed frontier vertices (sequential: it runs when they are few).
-    ``next_frontier`` must be all zero; the vertices it sets are listed in ``found_list``. Afterwards the
-    listed entries of ``frontier`` are cleared, so that it can serve as the next level's zeroed array."""
-    found = 0
-    for i in range(front_list.size):
-        u = front_list[i]
-        mask = frontier[u]
-        for k in range(indptr[u], indptr[u + 1]):
-            v = indices[k]
-            new = mask & ~seen[v]
-            if new != np.uint64(0):
-                if next_frontier[v] == np.uint64(0):
-                    found_list[found] = v
-                    found += 1
-                seen[v] |= new
-                next_frontier[v] |= new
-                _record_bits(new, v, u, parents, levels, level)
-    for i in range(front_list.size):
-        frontier[front_list[i]] = np.uint64(0)
-    return found
-
-
-@njit(parallel=True, cache=True)
-def fill_unreached(parents, levels):
-    """``-1`` everywhere, in parallel: the first touch of fresh (searches x n) outputs costs a page fault
-    per page on these VMs, and spreading the faults over the threads halves that cost."""
-    flat_p = parents.reshape(-1)
-    flat_l = levels.reshape(-1)
-    for i in prange(flat_p.size):
-        flat_p[i] = -1
-        flat_l[i] = -1
 
 
 @njit(parallel=True, cache=True)

@@ -15,6 +15,10 @@ __all__ = ["undirected"]
 _MAX_COUNT = np.iinfo(np.int64).max
 
 
+def _counter_dtype(limit: int):
+    return np.int32 if limit < np.iinfo(np.int32).max else np.int64
+
+
 def undirected_csr(src, dst, num_nodes: int, idtype=None):
     """``(indptr, indices, tuples_from)`` of the simple undirected graph of the tuples ``(src[i], dst[i])``.
 
@@ -24,20 +28,25 @@ def undirected_csr(src, dst, num_nodes: int, idtype=None):
     """
     n = int(num_nodes)
     parts = max(1, numba.get_num_threads())
-    counts = np.empty((n, 2), dtype=np.int64)
+    # a vertex meets each non-loop tuple at most once: counters of src.size bits suffice (int32 halves the
+    # array the count phase updates at random, against int64)
+    counts = np.empty((n, 2), dtype=_counter_dtype(src.size))
     _build.count_symmetric(src, dst, _even_bounds(n, parts), counts)
     starts = exclusive_scan(np.ascontiguousarray(counts[:, 0]), np.empty(n + 1, dtype=np.int64))
-    tuples_from = np.ascontiguousarray(counts[:, 1])
+    tuples_from = counts[:, 1].astype(np.int64)
     del counts
     total = int(starts[n])
     dtype = choose_idtype("idtype", idtype, max(n, total))
     indices = np.empty(total, dtype=dtype)
-    cursor = starts[:n].copy()
-    _build.fill_symmetric(src, dst, nnz_balanced_row_bounds(starts, parts), starts, cursor, indices)
+    cursor_end = np.empty((n, 2), dtype=_counter_dtype(total))
+    cursor_end[:, 0] = starts[:n]
+    cursor_end[:, 1] = starts[1:]
+    _build.fill_symmetric(src, dst, nnz_balanced_row_bounds(starts, parts), cursor_end, indices)
+    cursor = cursor_end[:, 0]
     unique_count = np.empty(n, dtype=np.int64)
     _build.sort_unique_rows(starts, cursor, indices, nnz_balanced_row_bounds(starts, 8 * parts), unique_count,
                             *_build.radix_digits(n))
-    del cursor
+    del cursor, cursor_end
     indptr = np.empty(n + 1, dtype=np.int64)
     _build.compact_rows(starts, unique_count, indices, indptr)
     del starts, unique_count

@@ -146,11 +146,11 @@ def test_row_sort_of_every_length_equals_numpy_unique(digits):
     from graphkern.kernels.cpu.partition import nnz_balanced_row_bounds
 
     rng = np.random.default_rng(3)
-    lengths = np.array([0, 1, 5, 32, 33, 500, 1023, 1024, 5000, 0, 2])
+    lengths = np.array([0, 1, 5, 32, 33, 63, 64, 65, 500, 1023, 1024, 5000, 0, 2])
     indptr = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
     values = rng.integers(0, 1 << 13, indptr[-1]).astype(np.int32)
-    values[indptr[5]:indptr[5] + 100] = 7  # a run of repeats
+    values[indptr[8]:indptr[8] + 100] = 7  # a run of repeats (in the row of 500)
     indices = values.copy()
     unique_count = np.empty(lengths.size, dtype=np.int64)
     build.sort_unique_rows(indptr, indptr[1:].copy(), indices, nnz_balanced_row_bounds(indptr, 3), unique_count,

@@ -94,3 +94,85 @@ def test_bad_seed_and_dtype():
         gk.graph.kronecker_edges(4, seed=(1, 2, 3))
     with pytest.raises(TypeError, match="argument 'dtype'"):
         gk.graph.kronecker_edges(4, dtype=np.float32)
+
+
+# --- the compiled generator against a plain-Python transcription of the reference's make_one_edge --------
+
+def _bitreverse64(x):
+    return int(f"{x:064b}"[::-1], 2)
+
+
+def _reference_scramble(v, scale, val0, val1):
+    mask = (1 << 64) - 1
+    x = (v + val0 + val1) & mask
+    x = (x * (val0 | 0x4519840211493211)) & mask
+    x = _bitreverse64(x) >> (64 - scale)
+    x = (x * (val1 | 0x3050852102C843A5)) & mask
+    return _bitreverse64(x) >> (64 - scale)
+
+
+def reference_edge(scale, ei, seed=(2, 3)):
+    """Edge ``ei`` of the Graph500 stream in Python integers: ``(src, dst, whether a draw was rejected)``."""
+    from graphkern.graph.generators import _scramble_values
+
+    state = generate.mrg_seed(*seed)
+    val0, val1 = (int(v) for v in _scramble_values(state))
+    z = [int(v) for v in generate.skip_state(state, ei << 64)]
+    p = generate.MRG_MODULUS
+
+    def draw():
+        new = (generate.MRG_X * z[0] + generate.MRG_Y * z[4]) % p
+        z[1:] = z[:4]
+        z[0] = new
+        return new
+
+    n, s, t, rejected = 1 << scale, 0, 0, False
+    while n > 1:
+        v = draw()
+        while v < p % 10000:
+            rejected = True
+            v = draw()
+        q = v % 10000
+        so, to = (0, 1) if q < 1900 else (1, 0) if q < 3800 else (0, 0) if q < 9500 else (1, 1)
+        if s == t and so > to:
+            so, to = to, so
+        n //= 2
+        s += n * so
+        t += n * to
+    return _reference_scramble(s, scale, val0, val1), _reference_scramble(t, scale, val0, val1), rejected
+
+
+def _compiled_edges(scale, first, count):
+    from graphkern.graph.generators import _scramble_values
+
+    state = generate.mrg_seed(2, 3)
+    val0, val1 = _scramble_values(state)
+    powers = generate.edge_stride_powers((first + count).bit_length())
+    src = np.empty(count, np.int64)
+    dst = np.empty(count, np.int64)
+    generate.kronecker_edges_range(state, powers, scale, val0, val1, first, src, dst)
+    return src, dst
+
+
+# 21 edges: two groups of eight lanes and a tail of five; scale 31 is the widest the lanes take, 33 runs
+# the scalar path
+@pytest.mark.parametrize("scale, first", [(1, 0), (10, 0), (22, 123_456_789), (31, 5 << 33), (33, 77)])
+def test_edges_equal_the_python_reference(scale, first):
+    src, dst = _compiled_edges(scale, first, 21)
+    want = [reference_edge(scale, first + k)[:2] for k in range(21)]
+    assert list(zip(src.tolist(), dst.tolist())) == want
+
+
+# edges of the scale 22 stream where a draw falls in the rejected range and takes an extra MRG step
+REJECTED_AT_SCALE_22 = (49_556, 138_800, 152_390)
+
+
+@pytest.mark.parametrize("edge", REJECTED_AT_SCALE_22)
+def test_a_rejected_draw_is_drawn_again(edge):
+    first = edge - 11  # the edge sits inside a group of lanes, neither first nor last
+    src, dst = _compiled_edges(22, first, 24)
+    s, t, rejected = reference_edge(22, edge)
+    assert rejected
+    assert (int(src[11]), int(dst[11])) == (s, t)
+    assert [reference_edge(22, first + k)[:2] for k in (10, 12)] == [(int(src[10]), int(dst[10])),
+                                                                     (int(src[12]), int(dst[12]))]

@@ -68,6 +68,16 @@ def csc_rows_sorted(g) -> bool:
     return flag
 
 
+def kept_in_degrees(g):
+    """``g.in_degrees()``, computed once per graph and kept (a Graph's edges never change): the blocked
+    SpMM reads the degrees on every call, and computing them is a parallel pass, and a thread launch, of
+    its own. The kept array is only read; callers that hand degrees out call ``g.in_degrees()``."""
+    found = g._cache.get("kept_in_degrees")
+    if found is None:
+        found = g._cache["kept_in_degrees"] = g.in_degrees()
+    return found
+
+
 def select_format(g, preferred: str, supported: tuple[str, ...], cost_model: Callable | None = None,
                   **params) -> tuple[str, list[str]]:
     """The format a kernel family runs on, with the reasons for the choice.

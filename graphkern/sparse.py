@@ -23,7 +23,7 @@ from . import _sparse_caches as _caches
 from ._sparse_inputs import as_rows, check_spmm, dummy, edge_word, feature, feature_shape, graph_of, operand, where
 from ._sparse_plan import EDGE_ROWS_TO_BLOCKS_MAX_BYTES  # importing it registers the planners with dispatch
 from ._validate import check_choice
-from .dispatch import plan
+from .dispatch import kept_in_degrees, plan
 from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import blocks as _blocks_cpu
 from .kernels.cpu import edge_softmax as _softmax_cpu
@@ -178,8 +178,8 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
             else:
                 hub_indptr, hub_src, hub_eids = np.zeros(1, np.int64), np.zeros(1, src.dtype), np.zeros(1, eid.dtype)
                 x_hub, hub_edges = x2[:1], 0
-            kernel(bounds, block_ptr, groups, src, dst, eid, has_eids, g.in_degrees(), x2, w2, bcast.A, bcast.B, loff,
-                   roff, out, au, ae, with_arg, reduce == "mean", hub_indptr, hub_src, hub_eids, x_hub, hub_edges)
+            kernel(bounds, block_ptr, groups, src, dst, eid, has_eids, kept_in_degrees(g), x2, w2, bcast.A, bcast.B,
+                   loff, roff, out, au, ae, with_arg, reduce == "mean", hub_indptr, hub_src, hub_eids, x_hub, hub_edges)
         elif the_plan.format == "packed":
             _spmm_packed(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
         elif the_plan.format == "csc":
@@ -254,7 +254,7 @@ def _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, arg_u, ar
     else:
         _spmm_cpu.combine_extreme(part_out, part_u, part_e, reduce == "max", with_arg, op != "copy_rhs",
                                   op != "copy_lhs", out, arg_u, arg_e)
-    _spmm_cpu.finish_rows(g.in_degrees(), reduce == "mean", out, arg_u, arg_e,
+    _spmm_cpu.finish_rows(kept_in_degrees(g), reduce == "mean", out, arg_u, arg_e,
                           with_arg and op != "copy_rhs", with_arg and op != "copy_lhs")
 
 

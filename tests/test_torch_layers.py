@@ -177,6 +177,65 @@ def test_ginconv_on_a_block_with_a_feature_pair():
           gradcheck=True)
 
 
+@pytest.mark.parametrize("kind", ["zero_in", "real", "block"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("learn_eps", [False, True])
+def test_ginconv_sum_equals_its_composition_bit_for_bit(kind, dtype, learn_eps):
+    # the fused sum aggregation against (1 + eps) * h_dst + copy_u_sum(h): same forward values and the
+    # same gradients of h and eps, to the last bit (a block's destinations are its first sources)
+    g = _graph(kind)
+    layer = gkt.GINConv(None, "sum", init_eps=0.3, learn_eps=learn_eps).to(dtype)
+    x = _rand(g.num_src, 7, seed=4).to(dtype).requires_grad_(True)
+    x_ref = x.detach().clone().requires_grad_(True)
+    eps_ref = layer.eps.detach().clone().requires_grad_(learn_eps)
+    out = layer(g, x)
+    ref = (1 + eps_ref) * x_ref[: g.num_dst] + gkt.spmm(g, "copy_lhs", "sum", x_ref)
+    assert out.dtype == ref.dtype and torch.equal(out, ref)
+    grad = _rand(*out.shape, seed=5).to(dtype)
+    out.backward(grad)
+    ref.backward(grad)
+    assert torch.equal(x.grad, x_ref.grad)
+    if learn_eps:
+        assert torch.equal(layer.eps.grad, eps_ref.grad)
+
+
+def test_ginconv_sum_runs_no_gradient_kernel_for_features_without_grad(monkeypatch):
+    # the first layer's input features need no gradient: its backward runs no SpMM (the learned eps
+    # still gets its gradient, from the features themselves)
+    from graphkern import sparse
+
+    g = _graph("real")
+    layer = gkt.GINConv(torch.nn.Linear(4, 3), "sum", learn_eps=True)
+    x = _rand(g.num_src, 4, seed=1).float()
+    calls = []
+    real_spmm = sparse.spmm
+
+    def counting(*args, **kwargs):
+        calls.append(args[1:3])
+        return real_spmm(*args, **kwargs)
+
+    monkeypatch.setattr(sparse, "spmm", counting)
+    loss = layer(g, x).square().sum()
+    assert len(calls) == 1
+    loss.backward()
+    assert len(calls) == 1
+    assert layer.eps.grad is not None and layer.apply_func.weight.grad is not None
+    # with features that need a gradient, the backward runs one SpMM (on the reverse graph)
+    layer(g, x.requires_grad_(True)).square().sum().backward()
+    assert len(calls) == 3 and x.grad is not None
+
+
+def test_ginconv_sum_keeps_the_composition_for_float64_eps_on_float32_features():
+    # torch promotes (1 + eps) * h to float64 there: the fused path would not, so it is not taken
+    g = _graph("zero_in")
+    layer = gkt.GINConv(None, "sum", init_eps=0.1)
+    layer.eps = layer.eps.double()
+    x = _rand(N, 3, seed=1).float()
+    out = layer(g, x)
+    assert out.dtype == torch.float64
+    assert torch.equal(out, (1 + layer.eps) * x + gkt.spmm(g, "copy_lhs", "sum", x))
+
+
 def test_ginconv_eps_is_a_buffer_unless_learned():
     assert "eps" in dict(gkt.GINConv(learn_eps=True).named_parameters())
     fixed = gkt.GINConv(init_eps=0.5)

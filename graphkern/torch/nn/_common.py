@@ -7,13 +7,14 @@ import numpy as np
 import torch
 
 from ... import _cuda
+from ...dispatch import kept_in_degrees
 from ...graph import Graph
 from .._tensors import _node_counts, _reverse
 from ..autograd import sddmm, spmm
 
 
 def _check_zero_in_degree(g: Graph, allow: bool, layer: str):
-    if not allow and g.num_dst and int(_cuda.to_host(g.in_degrees()).min()) == 0:
+    if not allow and g.num_dst and int(_cuda.to_host(kept_in_degrees(g)).min()) == 0:
         raise ValueError(
             f"{layer}: the graph has nodes with no in-edges, whose output would be invalid (as in DGL); add "
             f"self-loops or pass allow_zero_in_degree=True")

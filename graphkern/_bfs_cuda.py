@@ -93,9 +93,9 @@ def _cooperative_blocks(kernel, args, threads) -> int:
 
 
 def search(g, source: int, algorithm: str, alpha: float, beta: float):
+    from ._bfs_result import BFSResult
     from .kernels.cuda import bfs as K
     from .kernels.cuda.launch import SIMULATED, grid_1d
-    from .traversal import BFSResult
 
     dg = device_graph(g)
     n = g.num_src

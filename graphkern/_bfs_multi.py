@@ -25,8 +25,8 @@ def _multi_source(g, roots: list[int]) -> list:
     a list of :class:`graphkern.traversal.BFSResult`, one per root."""
     import numba
 
+    from ._bfs_result import BFSResult
     from .kernels.cpu.partition import nnz_balanced_row_bounds
-    from .traversal import BFSResult  # the driver module imports this one
 
     n = g.num_src
     indptr, indices, _ = g._raw("csr")

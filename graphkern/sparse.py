@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _broadcast, _memory
 from . import _sparse_caches as _caches
+from ._fair_share import fair_share
 from ._sparse_inputs import as_rows, check_spmm, dummy, edge_word, feature, feature_shape, graph_of, operand, where
 from ._sparse_plan import EDGE_ROWS_TO_BLOCKS_MAX_BYTES  # importing it registers the planners with dispatch
 from ._validate import check_choice
@@ -382,6 +383,13 @@ def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
     z2 = as_rows(z)
     out = (_memory.empty if g.num_edge_ids == g.num_edges else _memory.zeros)(z2.shape, z2.dtype)  # unused ids: 0
     if g.num_edges and z2.shape[1]:
+        _run_edge_softmax(g, the_plan, norm_by, z2, out)
+    return out.reshape(z.shape)
+
+
+def _run_edge_softmax(g, the_plan, norm_by, z2, out):
+    """The cpu edge softmax into ``out``: a few row passes, under fair_share (graphkern._fair_share)."""
+    with fair_share():
         keys = _edge_order_keys(g, norm_by) if the_plan.kernel == "edge_softmax_edge_order" else None
         if keys is not None:
             E = g.num_edges  # slots are edge ids here, so the first E rows are the edges
@@ -393,7 +401,6 @@ def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
             has_eids = not g.eids_are_identity(fmt)
             _softmax_cpu.edge_softmax_rows(indptr, eids if has_eids else indptr, has_eids,
                                            _caches.row_bounds(g, fmt, indptr), z2, out, _softmax_cpu.POW2)
-    return out.reshape(z.shape)
 
 
 def _edge_order_keys(g, norm_by):

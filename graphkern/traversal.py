@@ -10,14 +10,14 @@ out-edges; bottom-up steps scan in-edges, so they need the CSC (built on first u
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import _memory
 from ._bfs_multi import MS_BATCH, _multi_source  # noqa: F401 (MS_BATCH: importable from here as before)
+from ._bfs_result import BFSResult, _SerialLevels
 from ._config import resolve_backend
-from ._cuda import to_host
+from ._fair_share import fair_share
 from ._validate import check_choice, check_int_scalar, check_real_scalar, type_name
 from .dispatch import Plan, how_to_build, plan, register_planner
 from .graph.dynamic import holding_graph_lock
@@ -42,59 +42,6 @@ _SERIAL_LEVELS_PER_CALL = 4096
 _PARALLEL_RECORD_FROM = 1 << 14
 # batching pays from this many searches on (measured, see the closing note of the multi-source change)
 MS_MIN_SOURCES = 8
-
-
-@dataclass
-class BFSResult:
-    """The result of one search. ``parents[source] == source``; -1 marks unreached vertices."""
-
-    parents: np.ndarray
-    levels: np.ndarray
-    source: int
-    algorithm: str
-    # the levels as run: (level, step, ...) tuples, and runs of serial levels kept as arrays until read
-    _steps: list = field(default_factory=list, repr=False)
-
-    @property
-    def trace(self) -> list:
-        """One ``(level, step, frontier size before the step, vertices found, seconds)`` tuple per level.
-        Levels run back to back on one thread (``step == "top_down_serial"``) share their run's time
-        evenly."""
-        if any(isinstance(s, _SerialLevels) for s in self._steps):
-            expanded = []
-            for s in self._steps:
-                if isinstance(s, _SerialLevels):
-                    expanded += s.tuples()
-                else:
-                    expanded.append(s)
-            self._steps = expanded
-        return self._steps
-
-    @property
-    def num_reached(self) -> int:
-        return int(np.count_nonzero(to_host(self.parents) >= 0))
-
-    @property
-    def depth(self) -> int:
-        return int(to_host(self.levels).max()) if self.levels.size else 0
-
-
-@dataclass(frozen=True)
-class _SerialLevels:
-    """Consecutive levels one call of :func:`top_down_serial_levels` ran: the first level's number, its
-    frontier size, the vertices each level found and the seconds of the whole run. Kept as an array so a
-    search of 10^5 levels does not build 10^5 tuples unless its trace is read."""
-
-    first_level: int
-    first_frontier: int
-    found: np.ndarray
-    seconds: float
-
-    def tuples(self) -> list:
-        found = self.found.tolist()
-        each = self.seconds / max(len(found), 1)
-        before = [self.first_frontier] + found[:-1]
-        return [(self.first_level + i, "top_down_serial", before[i], found[i], each) for i in range(len(found))]
 
 
 def _as_searchable(g, algorithm: str):
@@ -237,10 +184,13 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
             if not g.allows_format("csc"):
                 raise ValueError(f"argument 'batch': batched searches pull along in-edges and need the csc format, "
                                  f"which this graph does not allow ({g.formats()})")
-            return _multi_source(g, roots)
-        return [_search(g, r, chosen, alpha, beta) for r in roots]
+            with fair_share():  # levels are short parallel steps (graphkern._fair_share)
+                return _multi_source(g, roots)
+        with fair_share():
+            return [_search(g, r, chosen, alpha, beta) for r in roots]
     root = check_int_scalar("source", source, low=0, high=g.num_src - 1)
-    return _search(g, root, chosen, alpha, beta)
+    with fair_share():
+        return _search(g, root, chosen, alpha, beta)
 
 
 def _search_packed(dg, source: int) -> BFSResult:

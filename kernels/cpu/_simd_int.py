@@ -23,24 +23,24 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._simd import Vec, _binop, _same_vectors
+from ._simd_type import Vec, lanewise, same_vectors
 
-vor = _binop("or_", types.Integer)
+vor = lanewise("or_", types.Integer)
 vor.__doc__ = "Lane-wise bitwise or of two integer vectors."
-vxor = _binop("xor", types.Integer)
+vxor = lanewise("xor", types.Integer)
 vxor.__doc__ = "Lane-wise bitwise exclusive or of two integer vectors."
-vsub = _binop("sub", types.Integer)
+vsub = lanewise("sub", types.Integer)
 vsub.__doc__ = "Lane-wise ``a - b`` of two integer vectors, wrapping."
-vmul = _binop("mul", types.Integer)
+vmul = lanewise("mul", types.Integer)
 vmul.__doc__ = "Lane-wise ``a * b`` of two integer vectors, wrapping (the low half of the product)."
-vurem = _binop("urem", types.Integer)
+vurem = lanewise("urem", types.Integer)
 vurem.__doc__ = "Lane-wise unsigned ``a % b`` (every lane of ``b`` non-zero; a splat compiles to a multiply)."
 
 
 @intrinsic
 def vult(typingctx, a, b):
     """Lanes where ``a < b`` as unsigned integers."""
-    if not (_same_vectors(a, b) and isinstance(a.dtype, types.Integer)):
+    if not (same_vectors(a, b) and isinstance(a.dtype, types.Integer)):
         return None
 
     def codegen(context, builder, signature, args):
@@ -52,7 +52,7 @@ def vult(typingctx, a, b):
 @intrinsic
 def vumin(typingctx, a, b):
     """Lane-wise unsigned minimum of two integer vectors."""
-    if not (_same_vectors(a, b) and isinstance(a.dtype, types.Integer)):
+    if not (same_vectors(a, b) and isinstance(a.dtype, types.Integer)):
         return None
 
     def codegen(context, builder, signature, args):

@@ -48,7 +48,7 @@ START, PUSH, PULL, STOP = 0, 1, 2, 3
 # conversions before a step
 NONE, MARK, UNMARK = 0, 1, 2
 # state slots
-ST_LEVEL, ST_PREV, ST_MODE, ST_CONV, ST_EDGES_TO_CHECK, ST_OLD, ST_FRONT = range(7)
+ST_LEVEL, ST_PREV, ST_MODE, ST_CONV, ST_EDGES_TO_CHECK, ST_OLD, ST_FRONT, ST_LAST_SCOUT = range(8)
 STATE_SIZE = 8
 COUNTERS = 8
 
@@ -67,6 +67,7 @@ def init_search(parents, levels, source, num_edges, indptr, qa, qb, ctr, st, thr
         for i in range(st.size):
             st[i] = 0
         st[ST_EDGES_TO_CHECK] = num_edges
+        st[ST_LAST_SCOUT] = -1
         _enqueue(source, 0, indptr, qa, qb, ctr, parents.size, thresholds)
 
 
@@ -86,9 +87,10 @@ def _enqueue(v, parity, indptr, qa, qb, ctr, n, thresholds):
 @cuda.jit(device=True)
 def _decide(st, ctr, log, indptr, source, algorithm, n, alpha, beta):
     """The direction rule of graphkern.traversal's loop, one level at a time (one thread runs it):
-    top-down while the frontier's out-edges ``scout <= edges_to_check / alpha``, else bottom-up until a
-    pull level finds fewer vertices than the last and at most ``n / beta``; leaving the pulls, the
-    frontier map becomes a queue again (``UNMARK``) and ``scout`` counts as 1. Logs each level as
+    top-down while the frontier's out-edges ``scout <= edges_to_check / alpha`` or the frontier's
+    out-edges do not grow (``scout <= `` the last top-down level's), else bottom-up until a pull level
+    finds fewer vertices than the last and at most ``n / beta``; leaving the pulls, the frontier map
+    becomes a queue again (``UNMARK``), ``scout`` counts as 1 and no last top-down level. Logs each level as
     ``(mode, frontier size in, found)``; ``found`` of a level is written when the next one is decided."""
     prev = st[ST_PREV]
     if prev == STOP:
@@ -113,6 +115,7 @@ def _decide(st, ctr, log, indptr, source, algorithm, n, alpha, beta):
             elif algorithm != BOTTOM_UP and not (size >= st[ST_OLD] or size > n / beta):
                 conv = UNMARK
                 scout = 1
+                st[ST_LAST_SCOUT] = -1
             else:
                 pulling = True
         log[level, 2] = size
@@ -125,13 +128,14 @@ def _decide(st, ctr, log, indptr, source, algorithm, n, alpha, beta):
     if pulling:
         mode = PULL
     elif algorithm == BOTTOM_UP or ((algorithm == DIRECTION_OPTIMIZING or algorithm == SPMSV)
-                                    and scout > st[ST_EDGES_TO_CHECK] / alpha):
+                                    and scout > st[ST_EDGES_TO_CHECK] / alpha and scout > st[ST_LAST_SCOUT]):
         mode = PULL
         # back to a pull right after leaving one: the map already holds this frontier
         conv = NONE if conv == UNMARK else MARK
     else:
         mode = PUSH
         st[ST_EDGES_TO_CHECK] -= scout
+        st[ST_LAST_SCOUT] = scout
     level += 1
     st[ST_LEVEL] = level
     st[ST_PREV] = mode

@@ -149,27 +149,44 @@ def masked_load(builder, ptr, mask, vty, align: int, end):
     return builder.load(slot)
 
 
+def _store_halves(builder, vec, ptr, mask, align: int) -> None:
+    """Store the lanes on in ``mask``: a run of lanes all on is one plain store of that run, found by
+    halving (a 16-lane mask of 8 lanes on is one 8-lane store), a run of lanes all off no store."""
+    W = vec.type.count
+    iw = ir.IntType(W)
+    bits = builder.bitcast(mask, iw)
+    if W == 1:
+        with builder.if_then(builder.icmp_unsigned("!=", bits, ir.Constant(iw, 0))):
+            builder.store(builder.extract_element(vec, ir.Constant(ir.IntType(32), 0)), ptr).align = align
+        return
+    all_on = builder.icmp_unsigned("==", bits, ir.Constant(iw, (1 << W) - 1))
+    with builder.if_else(all_on, likely=True) as (whole, part):
+        with whole:
+            builder.store(vec, builder.bitcast(ptr, vec.type.as_pointer())).align = align
+        with part:
+            with builder.if_then(builder.icmp_unsigned("!=", bits, ir.Constant(iw, 0))):
+                half = W // 2
+                undef = ir.Constant(vec.type, ir.Undefined)
+                undef_mask = ir.Constant(mask.type, ir.Undefined)
+                i32 = ir.IntType(32)
+                for first in (0, half):
+                    lanes = ir.Constant(ir.VectorType(i32, half), list(range(first, first + half)))
+                    _store_halves(builder, builder.shuffle_vector(vec, undef, lanes),
+                                  builder.gep(ptr, [ir.Constant(i32, first)]),
+                                  builder.shuffle_vector(mask, undef_mask, lanes), align)
+
+
 def masked_store(builder, vec, ptr, mask, align: int) -> None:
     """Store the lanes of ``vec`` that are on in ``mask`` (an ``<W x i1>``) at ``ptr`` (the first lane's
     element pointer), touching no other element. A full mask is one plain vector store; a partial one
-    is LLVM's masked store on AVX-512, else one scalar store per lane on."""
+    is LLVM's masked store on AVX-512, else plain stores of the runs of lanes on (:func:`_store_halves`)."""
     vty = vec.type
     if NATIVE_MASKED_ACCESS:
         fn = llvm_function(builder, f"llvm.masked.store.{vector_suffix(vty)}.p0", ir.VoidType(),
                            [vty, ptr.type, ir.IntType(32), mask.type])
         builder.call(fn, [vec, ptr, ir.Constant(ir.IntType(32), align), mask])
         return
-    with builder.if_else(_all_on(builder, mask), likely=True) as (whole, part):
-        with whole:
-            store = builder.store(vec, builder.bitcast(ptr, vty.as_pointer()))
-            store.align = align
-        with part:
-
-            def store_lane(lane):
-                store = builder.store(builder.extract_element(vec, lane), builder.gep(ptr, [lane]))
-                store.align = align
-
-            _each_lane_on(builder, mask, store_lane)
+    _store_halves(builder, vec, ptr, mask, align)
 
 
 def vector_suffix(vty):

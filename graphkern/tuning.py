@@ -48,6 +48,17 @@ class Tuning:
     measure on yours (docs/performance.md holds the dated results).
     """
 
+    # ------------------------------------------------------------------------------------- incremental BFS
+    incremental_fallback_fraction: float = 0.05
+    """``IncrementalBFS.update`` runs a fresh search once more than this fraction of the vertices would be
+    re-labelled (the default of ``IncrementalBFS(fallback_fraction=...)``, read when one is constructed):
+    past it a fresh search is faster. Measured by ``python tools/dynamic_bench.py``, its IncrementalBFS
+    rows."""
+
+    incremental_min_limit: int = 256
+    """The fresh-search limit of ``IncrementalBFS.update`` is never below this many vertices: a small
+    relabelling costs microseconds either way (no measurement is recorded with the choice)."""
+
     # ----------------------------------------------------------------------------------------- threads
     fair_share_refresh_s: float = 0.05
     """Seconds a count of other runnable threads is reused by the fair-share rule: reading it costs tens

@@ -106,3 +106,23 @@ def test_refresh_knob_decides_whether_the_thread_count_is_read_again(monkeypatch
     with gk.tuned(fair_share_refresh_s=0.0):
         count = _fair_share.other_runnable_threads()  # read again from /proc
     assert _fair_share._cached[0] >= stamp and _fair_share._cached[1] == count != 12345
+
+
+def test_incremental_knobs_decide_when_an_update_searches_afresh():
+    n = 100
+    chain = np.arange(n - 1)
+
+    def full_search_after_cutting_the_chain(**knobs):
+        dg = gk.DynamicGraph(n)
+        dg.apply(insert=(chain, chain + 1))
+        with gk.tuned(**knobs):
+            inc = gk.IncrementalBFS(dg, 0)  # the fallback fraction is read here
+        dg.apply(delete=([0], [1]))  # 99 vertices below 1 are relabelled
+        with gk.tuned(**knobs):
+            report = inc.update()
+        assert inc.levels[1:].tolist() == [-1] * (n - 1)
+        return report["full_search"]
+
+    assert not full_search_after_cutting_the_chain()  # 99 relabelled: under the limit of 256 vertices
+    assert full_search_after_cutting_the_chain(incremental_min_limit=1)  # limit max(0.05 * 100, 1) = 5
+    assert not full_search_after_cutting_the_chain(incremental_min_limit=1, incremental_fallback_fraction=1.0)

@@ -11,8 +11,9 @@ share of the work.
 The rule (Linux; elsewhere the thread count is left alone): ``others`` is the kernel's count of runnable
 threads (``/proc/loadavg``) less this process's own running threads (``/proc/self/task``). A call that
 would use ``threads`` threads uses ``max(1, cores - others)`` of them when ``others + threads > cores``.
-The count is refreshed at most every ``fair_share_refresh_s`` seconds (a knob of graphkern.tuning).
-``GRAPHKERN_FAIR_SHARE=0`` turns the rule off. ``graphkern bench --contention`` measures what it changes.
+The count is refreshed at most every ``fair_share_refresh_s`` seconds (a knob of graphkern.tuning); a
+count above 0 is read twice and the smaller kept. ``GRAPHKERN_FAIR_SHARE=0`` turns the rule off.
+``graphkern bench --contention`` measures what it changes.
 """
 
 from __future__ import annotations
@@ -64,6 +65,16 @@ def _running_threads_of_this_process() -> int:
     return max(1, running)  # the thread reading is running
 
 
+def _reading() -> int:
+    """The run queue's runnable threads less this process's running ones."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            runnable = int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        runnable = 1
+    return 0 if runnable <= 1 else max(0, runnable - _running_threads_of_this_process())
+
+
 def other_runnable_threads() -> int:
     """Runnable threads of other processes now (0 where the kernel does not say, or when the rule is off)."""
     global _cached
@@ -74,12 +85,12 @@ def other_runnable_threads() -> int:
     if now - stamp < tuning.current().fair_share_refresh_s:
         return count
     with _lock:
-        try:
-            with open("/proc/loadavg", "rb") as f:
-                runnable = int(f.read().split()[3].split(b"/")[0])
-        except (OSError, ValueError, IndexError):
-            runnable = 1
-        count = 0 if runnable <= 1 else max(0, runnable - _running_threads_of_this_process())
+        count = _reading()
+        if count:
+            # The two counts of a reading are not taken at one instant: this process's own threads (torch's,
+            # BLAS's) that wake or sleep between them read as another process's. A neighbour that holds a
+            # core is there in a second reading too; a thread of ours miscounted once seldom is.
+            count = min(count, _reading())
         _cached = (now, count)
     return count
 

@@ -78,6 +78,43 @@ def test_masked_loads_stores_and_lanewise_ops(dtype, n):
 
 
 @njit
+def _load_store_at(x, row, col, n, out):
+    m = vmask(n, 16)
+    vstore(out, 0, 0, vload(x, row, col, m), m)
+
+
+@pytest.mark.parametrize("n", [1, 3, 9, 16])
+def test_partial_loads_at_the_end_of_an_array_and_of_a_strided_view(n):
+    """A partial vector at the last elements of an array (where a whole vector would run past its data,
+    and on CPUs without AVX-512 lane-by-lane loads take over) and in a view whose rows are narrower than
+    their stride: the lanes on the mask are the array's, the others 0, and stores touch only the mask."""
+    wide = np.arange(4 * 40, dtype=np.float32).reshape(4, 40)
+    for x in (wide, wide[:, :10], wide[1:3, 5:21], np.ascontiguousarray(wide[:, :5])):
+        rows, cols = x.shape
+        k = min(n, cols)
+        for row, col in ((rows - 1, cols - k), (0, 0), (rows - 1, 0)):
+            out = np.full((1, 20), -7.0, np.float32)
+            _load_store_at(x, row, col, k, out)
+            np.testing.assert_array_equal(out[0, :k], x[row, col:col + k])
+            assert (out[0, k:] == -7.0).all()
+
+
+@njit
+def _select_lanes(a, b, out):
+    m = vmask(16, 16)
+    wins = vgt(vload(a, 0, 0, m), vload(b, 0, 0, m))
+    vstore(out, 0, 0, vload(a, 0, 0, wins), wins)
+
+
+def test_loads_and_stores_on_a_mask_with_gaps():
+    a = np.array([[5, 1, 5, 1, 1, 5, 5, 1, 1, 1, 1, 1, 1, 1, 1, 5]], np.float32)
+    b = np.full((1, 16), 3.0, np.float32)
+    out = np.full((1, 16), -7.0, np.float32)
+    _select_lanes(a, b, out)
+    np.testing.assert_array_equal(out[0], np.where(a[0] > 3, a[0], -7.0))
+
+
+@njit
 def _extremes(vals, acc_in, ids):
     m = vmask(16, 16)
     v = vload(vals, 0, 0, m)

@@ -12,8 +12,8 @@ range, exactly as for the arrays' own unchecked indexing):
 
 ``vzeros(arr, W)``, ``vfull(arr, value, W)``   vectors of ``arr``'s dtype
 ``vmask(n, W)``                                 lanes ``0..n-1`` on (a tail of fewer than ``W`` elements)
-``vload(arr, row, col, mask)``                  ``arr[row, col:col+W]``, lanes off the mask read as 0 and
-                                                touch no memory (a masked load never faults)
+``vload(arr, row, col, mask)``                  ``arr[row, col:col+W]``, lanes off the mask read as 0 (no
+                                                element outside the array is read)
 ``vstore(arr, row, col, vec, mask)``            the lanes on the mask, nothing else
 ``vsplat(arr, row, col, W)``                    ``arr[row, col]`` in every lane
 ``a + b``, ``a - b``, ``a * b``, ``a / b``      lane-wise (vectors of one type)
@@ -60,11 +60,14 @@ from ._simd_lanes import (  # noqa: F401
 from ._simd_type import (  # noqa: F401  (VECTOR_BYTES, lanes: the vector layout, read here by the kernels)
     VECTOR_BYTES,
     Vec,
+    array_end,
     as_intp,
     lanes,
     lanewise,
     literal_width,
     llvm_function,
+    masked_load,
+    masked_store,
     same_vectors,
     splat,
     vector_suffix,
@@ -156,10 +159,7 @@ def vload(typingctx, arr, row, col, mask):
         ary, ptr = _element_pointer(context, builder, aty, args[0], r, c)
         _check_span(context, builder, ary, r, c, args[3])
         vty = context.get_value_type(vt)
-        fn = llvm_function(builder, f"llvm.masked.load.{vector_suffix(vty)}.p0", vty,
-                               [ptr.type, ir.IntType(32), args[3].type, vty])
-        align = ir.Constant(ir.IntType(32), aty.dtype.bitwidth // 8)
-        return builder.call(fn, [ptr, align, args[3], ir.Constant(vty, None)])
+        return masked_load(builder, ptr, args[3], vty, aty.dtype.bitwidth // 8, array_end(context, builder, aty, ary))
 
     return vt(arr, row, col, mask), codegen
 
@@ -178,10 +178,7 @@ def vstore(typingctx, arr, row, col, vec, mask):
         c = as_intp(context, builder, args[2], signature.args[2])
         ary, ptr = _element_pointer(context, builder, aty, args[0], r, c)
         _check_span(context, builder, ary, r, c, args[4])
-        vty = args[3].type
-        fn = llvm_function(builder, f"llvm.masked.store.{vector_suffix(vty)}.p0", ir.VoidType(),
-                               [vty, ptr.type, ir.IntType(32), args[4].type])
-        builder.call(fn, [args[3], ptr, ir.Constant(ir.IntType(32), aty.dtype.bitwidth // 8), args[4]])
+        masked_store(builder, args[3], ptr, args[4], aty.dtype.bitwidth // 8)
         return context.get_dummy_value()
 
     return types.void(arr, row, col, vec, mask), codegen

@@ -10,7 +10,18 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._simd_type import Vec, as_intp, lanewise, literal_width, llvm_function, splat, vector_suffix
+from ._simd_type import (
+    Vec,
+    array_end,
+    as_intp,
+    lanewise,
+    literal_width,
+    llvm_function,
+    masked_load,
+    masked_store,
+    splat,
+    vector_suffix,
+)
 
 
 @intrinsic
@@ -28,10 +39,7 @@ def vload_at(typingctx, arr, start, mask):
         if context.enable_boundscheck:
             _check_lanes(context, builder, ary, first, args[2])
         vty = context.get_value_type(vt)
-        fn = llvm_function(builder, f"llvm.masked.load.{vector_suffix(vty)}.p0", vty,
-                               [ptr.type, ir.IntType(32), args[2].type, vty])
-        return builder.call(fn, [ptr, ir.Constant(ir.IntType(32), aty.dtype.bitwidth // 8), args[2],
-                                 ir.Constant(vty, None)])
+        return masked_load(builder, ptr, args[2], vty, aty.dtype.bitwidth // 8, array_end(context, builder, aty, ary))
 
     return vt(arr, start, mask), codegen
 
@@ -197,10 +205,7 @@ def vstore_at(typingctx, arr, start, vec, mask):
         ary, first, ptr = _span_pointer(context, builder, signature.args[0], args[0], args[1], signature.args[1])
         if context.enable_boundscheck:
             _check_lanes(context, builder, ary, first, args[3])
-        vty = args[2].type
-        fn = llvm_function(builder, f"llvm.masked.store.{vector_suffix(vty)}.p0", ir.VoidType(),
-                               [vty, ptr.type, ir.IntType(32), args[3].type])
-        builder.call(fn, [args[2], ptr, ir.Constant(ir.IntType(32), arr.dtype.bitwidth // 8), args[3]])
+        masked_store(builder, args[2], ptr, args[3], arr.dtype.bitwidth // 8)
         return context.get_dummy_value()
 
     return types.void(arr, start, vec, mask), codegen

@@ -9,7 +9,7 @@
 from importlib.metadata import PackageNotFoundError, version
 
 # _numba_cache first: importing it installs the cache locator before any @njit(cache=True) runs
-from . import _numba_cache, graph, graph500, ops  # noqa: F401
+from . import _numba_cache, graph, graph500, ops, tuning  # noqa: F401
 from ._config import BACKENDS, get_backend, resolve_backend, set_backend, use_backend
 from ._info import show_config
 from .dispatch import Plan, explain
@@ -19,6 +19,7 @@ from .incremental import IncrementalBFS
 from .segment import gather_mm, segment_mm
 from .sparse import edge_softmax, sddmm, spmm
 from .traversal import BFSResult, bfs
+from .tuning import Tuning, tuned
 
 try:
     __version__ = version("graphkern")
@@ -33,4 +34,5 @@ __all__ = [
     "GraphkernError", "BackendUnavailableError", "Graph500ValidationError", "DistributedError",
     "__version__",
     "segment_mm", "gather_mm",
+    "tuning", "Tuning", "tuned",
 ]

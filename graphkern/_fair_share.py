@@ -11,9 +11,9 @@ share of the work.
 The rule (Linux; elsewhere the thread count is left alone): ``others`` is the kernel's count of runnable
 threads (``/proc/loadavg``) less this process's own running threads (``/proc/self/task``). A call that
 would use ``threads`` threads uses ``max(1, cores - others)`` of them when ``others + threads > cores``.
-The count is refreshed at most every ``FAIR_SHARE_REFRESH_S`` seconds; a count above 0 is read twice and
-the smaller kept. ``GRAPHKERN_FAIR_SHARE=0`` turns the
-rule off. ``graphkern bench --contention`` measures what it changes.
+The count is refreshed at most every ``fair_share_refresh_s`` seconds (a knob of graphkern.tuning); a
+count above 0 is read twice and the smaller kept. ``GRAPHKERN_FAIR_SHARE=0`` turns the rule off.
+``graphkern bench --contention`` measures what it changes.
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ import threading
 import time
 from collections.abc import Iterator
 
+from . import tuning
+
 ENV_VAR = "GRAPHKERN_FAIR_SHARE"
-FAIR_SHARE_REFRESH_S = 0.05
-"""Seconds a count of other runnable threads is reused: reading it costs tens of microseconds a thread of
-this process, and a busy neighbour stays busy for far longer than this."""
 
 _enabled = os.environ.get(ENV_VAR, "1").strip() != "0" and sys.platform.startswith("linux")
 _lock = threading.Lock()
@@ -83,7 +82,7 @@ def other_runnable_threads() -> int:
         return 0
     now = time.monotonic()
     stamp, count = _cached
-    if now - stamp < FAIR_SHARE_REFRESH_S:
+    if now - stamp < tuning.current().fair_share_refresh_s:
         return count
     with _lock:
         count = _reading()

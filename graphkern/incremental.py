@@ -22,16 +22,12 @@ import threading
 
 import numpy as np
 
+from . import tuning
 from ._fair_share import fair_share
 from ._validate import check_int_scalar, check_real_scalar, type_name
 
-__all__ = ["IncrementalBFS", "FALLBACK_FRACTION"]
+__all__ = ["IncrementalBFS"]
 
-# above this fraction of the vertices re-labelled in one update, a fresh search is faster (measured by
-# `python tools/dynamic_bench.py`, its IncrementalBFS rows)
-FALLBACK_FRACTION = 0.05
-# ... but never below this many vertices: a small relabelling costs microseconds either way
-_MIN_LIMIT = 256
 _LOW = np.int64(0xFFFFFFFF)
 
 
@@ -73,8 +69,9 @@ class IncrementalBFS:
     symmetric : bool
         The caller keeps every edge in both directions, so out-neighbours are in-neighbours and no
         reverse array is needed.
-    fallback_fraction : float
-        Re-labelling more than this fraction of the vertices in one update switches to a fresh search.
+    fallback_fraction : float, optional
+        Re-labelling more than this fraction of the vertices in one update switches to a fresh search;
+        default: the knob ``incremental_fallback_fraction`` (0.05, graphkern.tuning) when constructed.
 
     Examples
     --------
@@ -98,7 +95,7 @@ class IncrementalBFS:
     the arrays an update rewrites in place: copy them between updates to keep a state.
     """
 
-    def __init__(self, dg, source: int, *, symmetric: bool = False, fallback_fraction: float = FALLBACK_FRACTION):
+    def __init__(self, dg, source: int, *, symmetric: bool = False, fallback_fraction: float | None = None):
         from .graph import DynamicGraph
 
         if not isinstance(dg, DynamicGraph):
@@ -106,6 +103,8 @@ class IncrementalBFS:
         n = dg.num_nodes
         self._on_gpu = dg._device == "cuda"
         self._source = check_int_scalar("source", source, low=0, high=max(n - 1, 0))
+        if fallback_fraction is None:
+            fallback_fraction = tuning.current().incremental_fallback_fraction
         fallback_fraction = check_real_scalar("fallback_fraction", fallback_fraction, low=0, high=1,
                                               low_open=True)
         self._lock = threading.RLock()
@@ -181,7 +180,7 @@ class IncrementalBFS:
         report = {"inserted": 0, "deleted": 0, "affected": 0, "relabelled": 0, "full_search": False}
         if not batches:
             return report
-        limit = max(int(self._fallback * self._dg.num_nodes), _MIN_LIMIT)
+        limit = max(int(self._fallback * self._dg.num_nodes), tuning.current().incremental_min_limit)
         if self._on_gpu:
             from . import _incremental_cuda
 

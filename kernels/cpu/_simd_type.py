@@ -78,11 +78,6 @@ def _host_has_avx512() -> bool:
 NATIVE_MASKED_ACCESS = _host_has_avx512()
 
 
-def _all_on(builder, mask):
-    W = mask.type.count
-    return builder.icmp_unsigned("==", builder.bitcast(mask, ir.IntType(W)), ir.Constant(ir.IntType(W), (1 << W) - 1))
-
-
 def _each_lane_on(builder, mask, body) -> None:
     """Emit ``body(lane)`` (``lane`` an i32) for each lane on in ``mask``, lowest first: a loop over the set
     bits, as many iterations as lanes on (a prefix mask of one lane is one iteration)."""
@@ -169,8 +164,8 @@ def _store_halves(builder, vec, ptr, mask, align: int) -> None:
                 undef = ir.Constant(vec.type, ir.Undefined)
                 undef_mask = ir.Constant(mask.type, ir.Undefined)
                 i32 = ir.IntType(32)
-                for first in (0, half):
-                    lanes = ir.Constant(ir.VectorType(i32, half), list(range(first, first + half)))
+                for first, count in ((0, half), (half, W - half)):
+                    lanes = ir.Constant(ir.VectorType(i32, count), list(range(first, first + count)))
                     _store_halves(builder, builder.shuffle_vector(vec, undef, lanes),
                                   builder.gep(ptr, [ir.Constant(i32, first)]),
                                   builder.shuffle_vector(mask, undef_mask, lanes), align)

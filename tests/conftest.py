@@ -8,6 +8,17 @@ settings.register_profile("graphkern", deadline=None, max_examples=60, derandomi
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "graphkern"))
 
 
+@pytest.fixture(scope="session")
+def bounds_checked_env(tmp_path_factory):
+    """The environment of a subprocess that runs kernels under ``NUMBA_BOUNDSCHECK=1``: bounds-checked
+    machine code differs from the normal build, so it goes to a Numba cache of its own, one for the whole
+    test run and shared by the test workers (they share the base temporary folder's parent), so each
+    kernel is compiled with checks once, not once per test that runs it."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(root / "numba-boundscheck-cache"))
+
+
 @pytest.fixture(params=[np.int32, np.int64], ids=["int32", "int64"])
 def idtype(request):
     return np.dtype(request.param)

@@ -75,10 +75,20 @@ def binary(op, lhs, rhs):
     raise ValueError(op)
 
 
+def _runs(keys):
+    """Where each run of equal values starts in ``keys`` (grouped), and how long each run is."""
+    if keys.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    return starts, np.diff(np.concatenate([starts, [keys.size]]))
+
+
 def spmm(src, dst, csc_eids, num_dst, op, reduce, x=None, w=None):
     """out[v] = reduce over in-edges of op(x[src[e]], w[e]); edges taken in CSC order (``csc_eids``).
 
-    Returns (out, arg_u, arg_e): empty rows give 0 and -1; ties go to the first edge in CSC order.
+    Returns (out, arg_u, arg_e): empty rows give 0 and -1; ties go to the first edge in CSC order (as
+    ``np.argmax`` picks), and a NaN message wins its row. The CSC order groups the edges by destination,
+    so each destination's edges are one run and every reduction is a ``reduceat`` over the runs.
     """
     src = np.asarray(src, np.int64)
     dst = np.asarray(dst, np.int64)
@@ -92,18 +102,26 @@ def spmm(src, dst, csc_eids, num_dst, op, reduce, x=None, w=None):
     out = np.zeros(out_shape, dtype=msg.dtype)
     arg_u = np.full(out_shape, -1, dtype=np.int64)
     arg_e = np.full(out_shape, -1, dtype=np.int64)
-    by_dst = {}
-    for e in np.asarray(csc_eids, np.int64).tolist():
-        by_dst.setdefault(int(dst[e]), []).append(e)
-    for v, edges in by_dst.items():
-        m = msg[edges]
-        if reduce in ("sum", "mean"):
-            out[v] = m.sum(axis=0) / (len(edges) if reduce == "mean" else 1)
-        else:
-            pick = np.argmax(m, axis=0) if reduce == "max" else np.argmin(m, axis=0)  # first occurrence
-            out[v] = np.take_along_axis(m, pick[None], axis=0)[0]
-            arg_e[v] = np.asarray(edges)[pick]
-            arg_u[v] = src[np.asarray(edges)[pick]]
+    edges = np.asarray(csc_eids, np.int64)
+    if edges.size == 0:
+        return out, arg_u, arg_e
+    m = msg[edges]                                     # messages in CSC order
+    starts, counts = _runs(dst[edges])
+    rows = dst[edges][starts]                          # the destination of each run
+    per_edge = np.repeat(np.arange(starts.size), counts)
+    if reduce in ("sum", "mean"):
+        total = np.add.reduceat(m, starts, axis=0)
+        if reduce == "mean":
+            total = total / counts.reshape((-1,) + (1,) * (m.ndim - 1))
+        out[rows] = total
+        return out, arg_u, arg_e
+    best = (np.maximum if reduce == "max" else np.minimum).reduceat(m, starts, axis=0)
+    hit = (m == best[per_edge]) | (np.isnan(m) & np.isnan(best[per_edge]))
+    position = np.arange(E).reshape((-1,) + (1,) * (m.ndim - 1))
+    first = np.minimum.reduceat(np.where(hit, position, E), starts, axis=0)   # first hit of each run
+    out[rows] = best
+    arg_e[rows] = edges[first]
+    arg_u[rows] = src[edges[first]]
     return out, arg_u, arg_e
 
 
@@ -126,11 +144,10 @@ def edge_softmax(dst, num_dst, logits):
     dst = np.asarray(dst, np.int64)
     z = logits.reshape(logits.shape[0], int(np.prod(logits.shape[1:]))).astype(np.float64)
     out = np.empty_like(z)
-    order = np.argsort(dst, kind="stable")
-    bounds = np.searchsorted(dst[order], np.arange(num_dst + 1))
-    for v in range(num_dst):
-        rows = order[bounds[v]:bounds[v + 1]]
-        if rows.size:
-            ex = np.exp(z[rows] - z[rows].max(axis=0))
-            out[rows] = ex / ex.sum(axis=0)
+    if z.shape[0]:
+        order = np.argsort(dst, kind="stable")         # each destination's edges, one run
+        starts, counts = _runs(dst[order])
+        shifted = z[order] - np.repeat(np.maximum.reduceat(z[order], starts, axis=0), counts, axis=0)
+        ex = np.exp(shifted)
+        out[order] = ex / np.repeat(np.add.reduceat(ex, starts, axis=0), counts, axis=0)
     return out.reshape(logits.shape)

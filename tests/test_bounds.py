@@ -2,10 +2,9 @@
 
 An out-of-bounds write in a kernel corrupts the heap silently and crashes much later (it did once: a
 placeholder arg array written for empty rows). Here the kernels of every family run in a subprocess with
-``NUMBA_BOUNDSCHECK=1`` (and a fresh Numba cache), where any such access raises IndexError instead.
+``NUMBA_BOUNDSCHECK=1`` (and a Numba cache of bounds-checked builds), where any such access raises IndexError instead.
 """
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -89,8 +88,8 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_kernels_stay_in_bounds(tmp_path):
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=1200)
+def test_kernels_stay_in_bounds(bounds_checked_env):
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=bounds_checked_env, capture_output=True, text=True,
+                          timeout=1200)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert proc.stdout.strip().endswith("ok")

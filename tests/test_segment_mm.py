@@ -1,7 +1,6 @@
 """gk.segment_mm and gk.gather_mm against plain NumPy loops: dtypes, index dtypes, empty segments, one
 segment, no rows, widths that are not whole vectors, every index form of gather_mm, and hostile input."""
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -192,9 +191,10 @@ def test_gather_mm_positional_indices_are_refused():
         gk.gather_mm(A, B, [0, 1], [0, 1])  # keyword-only, as in dgl.ops.gather_mm
 
 
-def test_kernels_stay_in_bounds_under_numba_boundscheck(tmp_path):
+def test_kernels_stay_in_bounds_under_numba_boundscheck(bounds_checked_env):
     """Every kernel path (tiles, row remainders, empty segments, masked column tails, gather runs) with
-    Numba's bounds checks on, in a fresh process and cache, where any stray access raises IndexError."""
+    Numba's bounds checks on, in a fresh process and the bounds-checked cache, where any stray access
+    raises IndexError."""
     script = textwrap.dedent("""
         import numpy as np
         import graphkern as gk
@@ -212,6 +212,6 @@ def test_kernels_stay_in_bounds_under_numba_boundscheck(tmp_path):
             segment_mm_backward_b(a, rng.random((203, 35)).astype(dtype), seglen)
         print("ok")
     """)
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=bounds_checked_env,
+                          timeout=600)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

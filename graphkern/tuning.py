@@ -183,6 +183,84 @@ class Tuning:
     pool_bytes: int = 1 << 30
     """At most this many bytes of freed huge-page maps are held for reuse (with :attr:`pool_maps`)."""
 
+    # -------------------------------------------------------------------------------------- CUDA drivers
+    cuda_spmm_hub_degree: int = 2048
+    """The CUDA SpMM on the CSC gives rows with more in-edges than this to the hub kernels (a block of
+    ``HUB_BLOCK`` threads per chunk of :attr:`cuda_spmm_chunk_edges` edges) instead of a warp. Measured by
+    ``python3 tools/gpu_check.py``, rows "copy_u_sum" and "copy_u_max"."""
+
+    cuda_spmm_chunk_edges: int = 4096
+    """The hub rows of the CUDA SpMM (:attr:`cuda_spmm_hub_degree`) are cut into chunks of at most this many
+    edges, a block each: a chunk gives each of a 512-thread block's 16 warps 256 edges. Measured by
+    ``python3 tools/gpu_check.py``, rows "copy_u_sum" and "copy_u_max"."""
+
+    cuda_softmax_small_degree: int = 8
+    """The CUDA edge softmax gives rows of at most this many edges to groups of 8 lanes, four rows to a warp,
+    so short rows do not leave most of a warp idle (no separate figure is recorded; ``python3
+    tools/gpu_check.py``, row "edge_softmax H=1")."""
+
+    cuda_softmax_hub_degree: int = 1024
+    """The CUDA edge softmax gives rows with more edges than this to blocks of ``HUB_BLOCK`` threads instead
+    of a warp (below it a warp's lanes take at most 1024 / 32 edges each per pass). Measured by ``python3
+    tools/gpu_check.py``, row "edge_softmax H=1"."""
+
+    cuda_softmax_chunk_edges: int = 8192
+    """The CUDA edge softmax cuts its hub rows into chunks of at most this many edges (16 per thread of a
+    512-thread block), a block each, so that a row of 160,000 edges is spread over 20 blocks rather than
+    walked by one (``python3 tools/gpu_check.py``, row "edge_softmax H=1")."""
+
+    cuda_segment_backward_chunk_rows: int = 1024
+    """The CUDA ``segment_mm`` backward for ``b`` cuts segments longer than this many rows into chunks (of at
+    least this many rows) summed by many threads, then added in order: a thread per output element
+    walking a long segment is too few threads (no figure is recorded; ``python3 tools/gpu_check.py``,
+    row "segment_mm")."""
+
+    cuda_segment_chunk_target_items: int = 1 << 20
+    """The chunks of the CUDA ``segment_mm`` backward (:attr:`cuda_segment_backward_chunk_rows`) grow where
+    the rows are many, so that the partial products stay near this many elements: a GPU's worth of
+    threads (no figure is recorded; ``python3 tools/gpu_check.py``, row "segment_mm")."""
+
+    cuda_bfs_push_group_degree: int = 32
+    """CUDA BFS pushes: a frontier vertex of out-degree below this is expanded by one thread, from it by a
+    group of :attr:`cuda_bfs_group_width` threads (Merrill's and Gunrock's thread/warp/block/grid
+    expansion). The five degree thresholds are measured by ``python3 tools/gpu_check.py``, rows
+    "bfs ..."."""
+
+    cuda_bfs_push_block_degree: int = 1024
+    """CUDA BFS pushes: a frontier vertex of at least this out-degree is expanded by a block (``python3
+    tools/gpu_check.py``, rows "bfs ...")."""
+
+    cuda_bfs_push_grid_degree: int = 16384
+    """CUDA BFS pushes: a frontier vertex of at least this out-degree is expanded by the whole grid
+    (``python3 tools/gpu_check.py``, rows "bfs ...")."""
+
+    cuda_bfs_pull_group_degree: int = 32
+    """CUDA BFS pulls: a vertex of at least this in-degree is scanned by a group of threads, below it by one
+    (``python3 tools/gpu_check.py``, rows "bfs ...")."""
+
+    cuda_bfs_pull_grid_degree: int = 16384
+    """CUDA BFS pulls: a vertex of at least this in-degree is scanned by the whole grid (``python3
+    tools/gpu_check.py``, rows "bfs ...")."""
+
+    cuda_bfs_group_width: int = 32
+    """Threads of a CUDA BFS group (a warp on a GPU; groups are cut from the global thread index, so any
+    width is correct, and tests take 8 so that small graphs reach every path)."""
+
+    cuda_bfs_threads: int = 256
+    """Threads per block of the CUDA BFS's launches (no figure is recorded; ``python3 tools/gpu_check.py``,
+    rows "bfs ...")."""
+
+    cuda_bfs_launch_blocks: int = 0
+    """Blocks of every CUDA BFS launch (with :attr:`cuda_bfs_threads` threads each); 0 sizes the grid to
+    the graph (a thread per vertex, a cooperative grid as large as resident blocks allow). A fixed count
+    is for testing launch shapes, not for speed."""
+
+    cuda_bfs_cooperative: int = 1
+    """1: a CUDA search is one cooperative launch with grid barriers between the phases of a level (the host
+    waits once per search); 0: the phases run as separate launches, a batch of levels at a time, the path
+    of a device that refuses cooperative launches (``python3 tools/gpu_check.py``, rows "bfs ..." and "bfs
+    (per-phase launches)")."""
+
     # ----------------------------------------------------------------------------------------- threads
     fair_share_refresh_s: float = 0.05
     """Seconds a count of other runnable threads is reused by the fair-share rule: reading it costs tens

@@ -302,7 +302,8 @@ def test_top_down_knobs_decide_the_step_a_level_runs(monkeypatch):
     assert steps() == {"top_down_step_slots"}  # every level under n / 16 out-edges
     assert steps(bfs_slots_below=10**9) == {"top_down_step_private"}
     shared = dict(bfs_slots_below=10**9, bfs_private_maps_max_bytes=0)
-    assert steps(**shared, bfs_stale_gather_edges_per_claim=1 << 60) == {"top_down_step"}
+    # the live map while vertices can still be claimed (the last level, with none left, takes the map before it)
+    assert "top_down_step" in steps(**shared, bfs_stale_gather_edges_per_claim=1 << 60)
     assert steps(**shared, bfs_stale_gather_edges_per_claim=0) == {"top_down_step (map before the level)"}
 
 

@@ -3,7 +3,7 @@ decided and run on the device (:mod:`graphkern.kernels.cuda.bfs`).
 
 A search is one cooperative launch of ``search_levels`` (grid barriers between the phases of a level),
 then one copy of its state back: the host waits once per search, however many levels it has. Where
-cooperative launch is unavailable (or ``COOPERATIVE`` is False) the same phases run as separate
+cooperative launch is unavailable (or the knob ``cuda_bfs_cooperative`` is 0) the same phases run as separate
 launches, a batch of levels at a time (1, 2, 4, ... levels), checking for the end after each batch:
 a search of depth ``d`` waits about ``log2(d)`` times.
 
@@ -21,25 +21,22 @@ import math
 
 import numpy as np
 
-from . import _cuda
+from . import _cuda, tuning
 from ._sparse_cuda import device_graph
 
-# one cooperative launch per search; False: separate launches per phase (the fallback)
-COOPERATIVE = True
-# threads per block of the search's launches
-THREADS = 256
-# (blocks, threads) for every launch, overriding the defaults (tests use it to vary the launch shape)
-LAUNCH = None
+
+def _thresholds(knobs) -> tuple:
+    """The kernels' degree thresholds (push: group, block, grid; pull: group, grid) from the knobs."""
+    return (knobs.cuda_bfs_push_group_degree, knobs.cuda_bfs_push_block_degree, knobs.cuda_bfs_push_grid_degree,
+            knobs.cuda_bfs_pull_group_degree, knobs.cuda_bfs_pull_grid_degree)
 
 
-def _thresholds():
-    from .kernels.cuda import bfs as K
-
-    return (int(K.PUSH_GROUP_DEGREE), int(K.PUSH_BLOCK_DEGREE), int(K.PUSH_GRID_DEGREE), int(K.PULL_GROUP_DEGREE),
-            int(K.PULL_GRID_DEGREE))
+def _fixed_launch(knobs):
+    """``(blocks, threads)`` of every launch when the knob ``cuda_bfs_launch_blocks`` fixes it, else None."""
+    return (knobs.cuda_bfs_launch_blocks, knobs.cuda_bfs_threads) if knobs.cuda_bfs_launch_blocks > 0 else None
 
 
-def _heavy_lists(dg, in_indptr, n, thresholds):
+def _heavy_lists(dg, in_indptr, n, thresholds, launch):
     """The vertices whose in-lists pulls split among groups (by in-degree, see ``list_heavy_in_rows``),
     made once per graph and set of thresholds."""
     from .kernels.cuda import bfs as K
@@ -51,7 +48,7 @@ def _heavy_lists(dg, in_indptr, n, thresholds):
         heavy = _cuda.empty(max(n, 1), in_indptr.dtype)
         heavy_ctr = _cuda.zeros(2, np.int64)
         if n:
-            shape = LAUNCH or grid_1d(n)
+            shape = launch or grid_1d(n)
             K.list_heavy_in_rows[shape](in_indptr, heavy[:n], heavy_ctr, thresholds[3], thresholds[4])
         lists = dg._cache[key] = (heavy, heavy_ctr)
     return lists
@@ -101,10 +98,12 @@ def search(g, source: int, algorithm: str, alpha: float, beta: float):
     n = g.num_src
     idt = g.idtype
     indptr, indices, _ = dg._raw("csr")
-    thresholds = _thresholds()
+    knobs = tuning.current()
+    thresholds = _thresholds(knobs)
+    fixed = _fixed_launch(knobs)
     if algorithm != "top_down":
         in_indptr, in_indices = dg._in_adjacency()
-        heavy, heavy_ctr = _heavy_lists(dg, in_indptr, n, thresholds)
+        heavy, heavy_ctr = _heavy_lists(dg, in_indptr, n, thresholds, fixed)
     else:  # never pulls: the csr stands in for the csc, with empty heavy lists
         in_indptr, in_indices = indptr, indices
         heavy, heavy_ctr = dg._cache.get("bfs_no_heavy_in_rows") or dg._cache.setdefault(
@@ -115,16 +114,16 @@ def search(g, source: int, algorithm: str, alpha: float, beta: float):
     key, w = _work(dg, n, idt)
     qa, qb, bm, pick, touched, ctr, st, log = (w[k] for k in ("qa", "qb", "bm", "pick", "touched", "ctr", "st",
                                                                "log"))
-    shape = LAUNCH or grid_1d(n, THREADS)
+    shape = fixed or grid_1d(n, knobs.cuda_bfs_threads)
     K.init_search[shape](parents, levels, source, g.num_edges, indptr, qa, qb, ctr, st, thresholds)
-    width = int(K.GROUP_WIDTH)
+    width = knobs.cuda_bfs_group_width
     args = (indptr, indices, in_indptr, in_indices, parents, levels, pick, touched, qa, qb, bm, heavy, heavy_ctr, ctr,
             st, log, source, code, g.num_edges, float(alpha), float(beta), thresholds, width)
-    blocks = _cooperative_blocks(K.search_levels, args, shape[1]) if COOPERATIVE else 0
+    blocks = _cooperative_blocks(K.search_levels, args, shape[1]) if knobs.cuda_bfs_cooperative else 0
     if blocks:
         # every block of a cooperative grid must be resident at once; a small graph takes fewer (cheaper
         # grid barriers), enough for a thread per vertex or per edge
-        wanted = shape[0] if LAUNCH or SIMULATED else max(shape[0], grid_1d(g.num_edges, shape[1])[0])
+        wanted = shape[0] if fixed or SIMULATED else max(shape[0], grid_1d(g.num_edges, shape[1])[0])
         launch = (min(wanted, blocks), shape[1])
         K.search_levels[launch](*args)
         state = st.copy_to_host()

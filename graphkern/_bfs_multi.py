@@ -10,14 +10,14 @@ import time
 
 import numpy as np
 
-from . import _memory
+from . import _memory, tuning
 from .kernels.cpu import bfs as _bfs
 from .kernels.cpu import bfs_multi as _multi
 
-# multi-source: searches share a pass over the edges in batches of 64 (one bit each in a uint64 mask);
-# a level pushes from the frontier while its out-edges are under num_edges / _MS_PUSH_BELOW, else pulls
+# multi-source: searches share a pass over the edges in batches of 64, one bit each in a uint64 mask (a
+# property of the kernels, not a knob); a level pushes from the frontier while its out-edges are under
+# num_edges / bfs_multi_push_below (a knob of graphkern.tuning), else pulls
 MS_BATCH = 64
-_MS_PUSH_BELOW = 20
 
 
 def _multi_source(g, roots: list[int]) -> list:
@@ -32,7 +32,9 @@ def _multi_source(g, roots: list[int]) -> list:
     indptr, indices, _ = g._raw("csr")
     in_indptr, in_indices = g._in_adjacency()
     dtype = g.idtype
-    bounds = nnz_balanced_row_bounds(in_indptr, max(1, numba.get_num_threads() * 8))
+    knobs = tuning.current()
+    push_below = max(1, knobs.bfs_multi_push_below)
+    bounds = nnz_balanced_row_bounds(in_indptr, max(1, numba.get_num_threads() * knobs.parts_per_thread))
     seen = np.empty(n, dtype=np.uint64)
     frontier = np.empty(n, dtype=np.uint64)
     nxt = np.empty(n, dtype=np.uint64)
@@ -62,7 +64,7 @@ def _multi_source(g, roots: list[int]) -> list:
         while True:
             level += 1
             t0 = time.perf_counter()
-            push = front_list is not None and _bfs.sum_degrees(indptr, front_list) < g.num_edges / _MS_PUSH_BELOW
+            push = front_list is not None and _bfs.sum_degrees(indptr, front_list) < g.num_edges / push_below
             if push:
                 if not clean:
                     nxt.fill(0)
@@ -80,7 +82,7 @@ def _multi_source(g, roots: list[int]) -> list:
             frontier, nxt = nxt, frontier
             # the next level pushes only from a small frontier: after a push it is listed already; after a
             # pull, list it with one O(n) pass
-            if found >= n // _MS_PUSH_BELOW:
+            if found >= n // push_below:
                 front_list = None
             elif push:
                 front_list = found_list[:found]

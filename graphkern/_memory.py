@@ -8,14 +8,15 @@ kernels' design choices are worth'; ``GRAPHKERN_HUGE_PAGES=0`` turns huge pages 
 graphkern cannot move a caller's array, but it can put what it returns there, and in a GNN the output
 of one layer is the input of the next.
 
-Large outputs (:data:`MIN_BYTES` and up) are anonymous memory maps advised ``MADV_HUGEPAGE`` (Linux;
-honoured when ``/sys/kernel/mm/transparent_hugepage/enabled`` is ``always`` or ``madvise``), aligned to
-2 MB; they are ordinary writable NumPy arrays. When the last array over a map goes, the map is kept in
-a small pool (:data:`POOL_MAPS` maps, :data:`POOL_BYTES` in all) for the next output of the same size,
-instead of being unmapped (:func:`release_pool` unmaps them). Why: a freshly faulted huge page is
-only cheap when the memory behind it is warm. On a virtual machine the guest reports free 2 MB blocks
-to the host, which drops them, and the next fault on such a block is paid again page by page by the
-host, which can make a call on fresh maps far slower than on reused or 4 KB memory.
+Large outputs (from the knob ``huge_page_min_bytes`` of :mod:`graphkern.tuning` on) are anonymous memory
+maps advised ``MADV_HUGEPAGE`` (Linux; honoured when ``/sys/kernel/mm/transparent_hugepage/enabled`` is
+``always`` or ``madvise``), aligned to 2 MB; they are ordinary writable NumPy arrays. When the last
+array over a map goes, the map is kept in a small pool (the knobs ``pool_maps`` maps, ``pool_bytes`` in
+all) for the next output of the same size, instead of being unmapped (:func:`release_pool` unmaps them).
+Why: a freshly faulted huge page is only cheap when the memory behind it is warm. On a virtual machine
+the guest reports free 2 MB blocks to the host, which drops them, and the next fault on such a block is
+paid again page by page by the host, which can make a call on fresh maps far slower than on reused or 4
+KB memory.
 Smaller arrays, other platforms, or ``GRAPHKERN_HUGE_PAGES=0`` get plain NumPy arrays.
 """
 
@@ -28,12 +29,9 @@ import threading
 
 import numpy as np
 
-HUGE_PAGE = 2 << 20
-# Below this an output spans few pages, and NumPy's allocator reuses freed memory without new faults.
-MIN_BYTES = 4 << 20
-# The pool of freed maps: at most this many, and this many bytes, are held for reuse.
-POOL_MAPS = 8
-POOL_BYTES = 1 << 30
+from . import tuning
+
+HUGE_PAGE = 2 << 20  # the hardware's huge page on x86-64 Linux
 
 _ADVICE = getattr(mmap, "MADV_HUGEPAGE", None)
 _pool: dict[int, list[mmap.mmap]] = {}  # map size -> freed maps of that size
@@ -66,7 +64,8 @@ def _release(region: mmap.mmap) -> None:
     with _pool_lock:
         held = sum(len(maps) for maps in _pool.values())
         held_bytes = sum(size * len(maps) for size, maps in _pool.items())
-        if held < POOL_MAPS and held_bytes + len(region) <= POOL_BYTES:
+        knobs = tuning.current()
+        if held < knobs.pool_maps and held_bytes + len(region) <= knobs.pool_bytes:
             _pool.setdefault(len(region), []).append(region)
             return
     region.close()
@@ -112,7 +111,7 @@ def _huge(shape, dtype, zero: bool):
     shape = tuple(int(s) for s in np.atleast_1d(shape))
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if nbytes < MIN_BYTES or not _enabled():
+    if nbytes < tuning.current().huge_page_min_bytes or not _enabled():
         return None
     buf = _mapped(nbytes, zero)
     return None if buf is None else buf.view(dtype).reshape(shape)

@@ -10,48 +10,53 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import tuning
 from .kernels.cpu import blocks as _blocks_cpu
 from .kernels.cpu.partition import nnz_balanced_row_bounds
 
-# Partitions per thread for the destination-parallel kernels: enough that a few heavy rows even out.
-PARTS_PER_THREAD = 8
-# the per-core L2 size in bytes, read from the system on first use (:func:`cache_bytes`)
-_L2_BYTES = None
+# the per-core L2 size in bytes as the system gives it, read on first use (:func:`cache_bytes`)
+_probed_l2_bytes = None
 
 
 def packed_row_bounds(dg) -> np.ndarray:
     """Row bounds of the packed kernels over a DynamicGraph's rows (sources), by live slots and walls."""
     import numba
 
-    return nnz_balanced_row_bounds(dg._row_off, max(1, numba.get_num_threads() * PARTS_PER_THREAD))
+    return nnz_balanced_row_bounds(dg._row_off, max(1, numba.get_num_threads() * tuning.current().parts_per_thread))
 
 
 def row_bounds(g, fmt: str, indptr: np.ndarray) -> np.ndarray:
     """Row bounds of the row-parallel kernels over format ``fmt`` (whose ``indptr`` is given), cached per
-    format and thread count."""
+    format, thread count and parts per thread (the knob ``parts_per_thread``)."""
     import numba
 
-    key = ("parts", fmt, numba.get_num_threads())
+    per_thread = tuning.current().parts_per_thread
+    key = ("parts", fmt, numba.get_num_threads(), per_thread)
     parts = g._cache.get(key)
     if parts is None:
-        parts = nnz_balanced_row_bounds(indptr, max(1, numba.get_num_threads() * PARTS_PER_THREAD))
+        parts = nnz_balanced_row_bounds(indptr, max(1, numba.get_num_threads() * per_thread))
         g._cache[key] = parts
     return parts
 
 
 def cache_bytes() -> int:
-    """Bytes of this machine's per-core L2 cache (1 MB when the system does not say)."""
-    global _L2_BYTES
-    if _L2_BYTES is None:
-        _L2_BYTES = 1 << 20
+    """Bytes of the per-core L2 cache to plan for: the knob ``l2_cache_bytes`` when it is set (above 0),
+    else this machine's, read from the system once (1 MB when the system does not say)."""
+    global _probed_l2_bytes
+    override = tuning.current().l2_cache_bytes
+    if override > 0:
+        return override
+    if _probed_l2_bytes is None:
+        size = 1 << 20
         try:
             with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as fh:
                 text = fh.read().strip().upper()
             scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
-            _L2_BYTES = int(text.rstrip("KM")) * scale
+            size = int(text.rstrip("KM")) * scale
         except (OSError, ValueError):
             pass
-    return _L2_BYTES
+        _probed_l2_bytes = size
+    return _probed_l2_bytes
 
 
 def block_height(out_row_bytes: int) -> int:
@@ -74,14 +79,15 @@ def dst_blocks(g, base: str, rows_per_block: int, hub_rows: int = 0):
     import numba
 
     threads = numba.get_num_threads()
+    per_thread = tuning.current().parts_per_thread
     split = bool(hub_rows)
-    key = ("dst_blocks", base, split, rows_per_block, hub_rows, threads)
+    key = ("dst_blocks", base, split, rows_per_block, hub_rows, threads, per_thread)
     blocks = _cached_recent(g, key)
     if blocks is None:
         indptr, indices, eids = g._raw(base)
         eids = None if g.eids_are_identity(base) else eids
         hubs = None
-        parts = max(1, threads * PARTS_PER_THREAD)
+        parts = max(1, threads * per_thread)
         if split:
             hub_ids, _ = hub_sources(g, hub_rows)
             hub_indptr, hub_src, hub_eids, indptr, indices, eids = _blocks_cpu.split_hub_edges(
@@ -98,12 +104,6 @@ def dst_blocks(g, base: str, rows_per_block: int, hub_rows: int = 0):
     return blocks
 
 
-# Block sets (each as large as the CSC) kept per graph and kind (with or without hubs): two, for a model
-# whose layers alternate two widths. With one, a GAT-like chain (u_dot_v at F = 16, then at F = 64)
-# rebuilt the blocks on every call, several times the cost of the kernel itself.
-_BLOCK_SETS_KEPT = 2
-
-
 def _cached_recent(g, key):
     """The graph's cached entry ``key`` (None if absent), marked as the most recently used."""
     found = g._cache.pop(key, None)
@@ -112,26 +112,21 @@ def _cached_recent(g, key):
     return found
 
 
-def _cache_recent(g, prefix: tuple, key, value, keep: int = _BLOCK_SETS_KEPT) -> None:
+def _cache_recent(g, prefix: tuple, key, value) -> None:
     """Cache ``value`` at ``key``, dropping the least recently used entries whose key starts with
-    ``prefix`` beyond ``keep`` (the cache keeps insertion order; :func:`_cached_recent` moves hits last).
-    The keys are listed from a copy: another thread may add one meanwhile."""
+    ``prefix`` beyond the knob ``block_sets_kept`` (the cache keeps insertion order; :func:`_cached_recent`
+    moves hits last). The keys are listed from a copy: another thread may add one meanwhile."""
+    keep = max(1, tuning.current().block_sets_kept)
     others = [k for k in list(g._cache) if k[:len(prefix)] == prefix and k != key]
     for stale in others[:max(0, len(others) - (keep - 1))]:
         g._cache.pop(stale, None)
     g._cache[key] = value
 
 
-# The hub split of the blocked kernel: the hubs' feature rows take at most this share of the L2 cache
-# (the split itself runs when they carry enough of the edges: graphkern._sparse_plan). Measured on the
-# scale-18 Kronecker graph, float32, 2 threads: a quarter of the L2 was as fast as an eighth or a half at
-# F = 16 and 64, and at F = 32 and 256 faster than no split.
-_HUB_L2_SHARE = 4
-
-
 def hub_capacity(row_bytes: int) -> int:
-    """How many hub rows of ``row_bytes`` fit the hubs' share of the L2 cache."""
-    return (cache_bytes() // _HUB_L2_SHARE) // max(1, int(row_bytes))
+    """How many hub rows of ``row_bytes`` fit the hubs' share of the L2 cache (the knob ``hub_l2_share``;
+    the split itself runs when they carry enough of the edges: graphkern._sparse_plan)."""
+    return int(cache_bytes() * tuning.current().hub_l2_share) // max(1, int(row_bytes))
 
 
 def hub_sources(g, hub_rows: int):

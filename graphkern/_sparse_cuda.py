@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _cuda
+from . import _cuda, tuning
 
 _OFFSET_TABLES: dict = {}  # (bytes of a broadcast offset table) -> its device copy
 _DUMMIES: dict = {}
@@ -96,10 +96,12 @@ def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
         has_eids = not dg.eids_are_identity("csc")
         eids = eids if has_eids else indices
         light, hub, finish = K.spmm_csc_kernel(op, reduce, bcast.pattern, acc)
+        knobs = tuning.current()
+        hub_degree = knobs.cuda_spmm_hub_degree
         width = K.row_width(D)
         light[grid_warps(-(-g.num_dst // (K.WARP // width)))](indptr, indices, eids, has_eids, x2, w2, bcast.B, D,
-                                                              loff, roff, K.HUB_DEGREE, out, au, ae, with_arg, width)
-        chunks, num_chunks = _hub_chunks(dg, "csc", K.HUB_DEGREE, K.CHUNK_EDGES)
+                                                              loff, roff, hub_degree, out, au, ae, with_arg, width)
+        chunks, num_chunks = _hub_chunks(dg, "csc", hub_degree, knobs.cuda_spmm_chunk_edges)
         if num_chunks:
             from .kernels.cuda.launch import grid_blocks
 
@@ -177,13 +179,15 @@ def sddmm(g, the_plan, op, L, R, lhs_target, rhs_target, bcast):
 def _softmax_rows(dg, fmt: str):
     """The rows of ``fmt`` by degree class (:func:`kernels.cuda.edge_softmax.classify_rows`): the short and
     the medium rows, and the chunks of the long ones, each as ``(device array, count)``; made once per
-    graph and thresholds."""
+    graph and thresholds (the knobs ``cuda_softmax_*``)."""
     from .kernels.cuda import edge_softmax as K
 
-    key = ("cuda_softmax_rows", fmt, K.SMALL_DEGREE, K.HUB_DEGREE, K.CHUNK_EDGES)
+    knobs = tuning.current()
+    limits = (knobs.cuda_softmax_small_degree, knobs.cuda_softmax_hub_degree, knobs.cuda_softmax_chunk_edges)
+    key = ("cuda_softmax_rows", fmt) + limits
     lists = dg._cache.get(key)
     if lists is None:
-        small, medium, chunks = K.classify_rows(_cuda.to_host(dg._raw(fmt)[0]))
+        small, medium, chunks = K.classify_rows(_cuda.to_host(dg._raw(fmt)[0]), *limits)
         lists = tuple((_cuda.to_device("rows", rows if rows.size else np.zeros(1, np.int64)), int(rows.size))
                       for rows in (small, medium))
         lists += ((_cuda.to_device("rows", chunks if chunks.size else np.zeros((4, 1), np.int64)),

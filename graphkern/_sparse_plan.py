@@ -9,6 +9,7 @@ are measured; each says by which command.
 from __future__ import annotations
 
 from . import _sparse_caches as _caches
+from . import tuning
 from ._sparse_inputs import graph_of, is_packed
 from ._validate import check_choice
 from .dispatch import Plan, csc_rows_sorted, how_to_build, register_planner, select_format
@@ -23,15 +24,8 @@ def _packed_plan(family: str, backend: str, kernel: str) -> Plan:
 
 # ------------------------------------------------------------------------------------------------ spmm
 
-# Edge rows up to this many bytes are narrow: several to a cache line, so read through the ids in
-# block order they fetch nearly every line of the edge array once per block, and the blocked SpMM puts
-# them in its edge order first (graphkern.sparse); the hub split takes edge rows only this narrow.
-EDGE_ROWS_TO_BLOCKS_MAX_BYTES = 16
-# Below this many edges the CSC's gathers stay in the caches and the blocks would not pay their build.
-_BLOCKED_MIN_EDGES = 1 << 16
-# The hub split runs when the hubs whose rows fit their share of the L2 (graphkern._sparse_caches) carry
-# at least this share of the edges (scale-18 Kronecker graph, float32, 2 threads; see _hub_split).
-_HUB_MIN_EDGE_SHARE = 0.1
+# The rules' thresholds are knobs (graphkern.tuning): blocked_min_edges, edge_rows_to_blocks_max_bytes,
+# hub_min_edge_share, sddmm_blocked_max_row_bytes; each is read when a call is planned.
 
 
 def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
@@ -51,13 +45,14 @@ def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks)
     if (op == "copy_rhs" or with_arg or (out_chunks or 0) < 2 or ufeat_bytes is None
             or g.num_edges == 0 or g.num_src == 0):
         return None
-    if op != "copy_lhs" and (edge_row_bytes is None or edge_row_bytes > EDGE_ROWS_TO_BLOCKS_MAX_BYTES):
+    knobs = tuning.current()
+    if op != "copy_lhs" and (edge_row_bytes is None or edge_row_bytes > knobs.edge_rows_to_blocks_max_bytes):
         return None
     hub_rows = _caches.hub_capacity(ufeat_bytes // g.num_src)
     if hub_rows < 1:
         return None
     hub_ids, share = _caches.hub_sources(g, hub_rows)
-    if share < _HUB_MIN_EDGE_SHARE:
+    if share < knobs.hub_min_edge_share:
         return None
     return (f"hub split: the {hub_ids.size} sources of highest out-degree carry {share:.0%} of the edges; "
             f"their rows are copied together into the L2 and each row reduces its edges from them first")
@@ -80,7 +75,7 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_s
     --family spmm --features 16 64 256`` (figures in docs/performance.md, section 'CPU: what the
     kernels' design choices are worth').
     """
-    if (with_arg or (out_chunks != 1 and not hub_split) or g.num_edges < max(1, _BLOCKED_MIN_EDGES)
+    if (with_arg or (out_chunks != 1 and not hub_split) or g.num_edges < max(1, tuning.current().blocked_min_edges)
             or not g.allows_format("csc")):
         return None
     l2 = _caches.cache_bytes()
@@ -134,9 +129,6 @@ def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=
 
 # ----------------------------------------------------------------------------------------------- sddmm
 
-# Output rows up to this many bytes take the blocked SDDMM: wider ones move their output twice and are
-# slower than on the CSR (u_add_v at F = 16; at F = 4 the blocks still win).
-_SDDMM_BLOCKED_MAX_ROW_BYTES = 16
 
 
 def _sddmm_blocked(g, op, lhs_target, rhs_target, lhs_bytes, rhs_bytes, out_row_bytes):
@@ -145,9 +137,11 @@ def _sddmm_blocked(g, op, lhs_target, rhs_target, lhs_bytes, rhs_bytes, out_row_
     value per head). u_dot_v on the blocks is several times faster than on the CSR at F = 16 and still
     faster at F = 64 (``python tools/compare_peers.py --family spmm``)."""
     targets = ([lhs_target] if op != "copy_rhs" else []) + ([rhs_target] if op != "copy_lhs" else [])
-    if "e" in targets or "v" not in targets or out_row_bytes is None or out_row_bytes > _SDDMM_BLOCKED_MAX_ROW_BYTES:
+    knobs = tuning.current()
+    if ("e" in targets or "v" not in targets or out_row_bytes is None
+            or out_row_bytes > knobs.sddmm_blocked_max_row_bytes):
         return None
-    if g.num_edges < max(1, _BLOCKED_MIN_EDGES) or not g.allows_format("csc"):
+    if g.num_edges < max(1, knobs.blocked_min_edges) or not g.allows_format("csc"):
         return None
     v_bytes = max((b or 0) for t, b in ((lhs_target, lhs_bytes), (rhs_target, rhs_bytes)) if t == "v")
     l2 = _caches.cache_bytes()

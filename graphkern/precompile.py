@@ -94,22 +94,12 @@ class PrecompileReport:
         return "\n".join(lines)
 
 
-@contextlib.contextmanager
 def _large_graph_paths():
     """Plan the large-graph paths on small graphs: a tiny L2 cache, no edge-count floor for the blocks,
-    any hub share enough for the hub split. Only the planner reads these knobs."""
-    from . import _sparse_caches, _sparse_plan
+    any hub share enough for the hub split (knobs of graphkern.tuning, for a ``with`` block)."""
+    from .tuning import tuned
 
-    knobs = ((_sparse_caches, "_L2_BYTES", 4096), (_sparse_plan, "_BLOCKED_MIN_EDGES", 0),
-             (_sparse_plan, "_HUB_MIN_EDGE_SHARE", 0.0))
-    saved = [(module, name, getattr(module, name)) for module, name, _ in knobs]
-    for module, name, value in knobs:
-        setattr(module, name, value)
-    try:
-        yield
-    finally:
-        for module, name, value in saved:
-            setattr(module, name, value)
+    return tuned(l2_cache_bytes=4096, blocked_min_edges=0, hub_min_edge_share=0.0)
 
 
 def _graphs(idtype: str):

@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _broadcast, _memory
+from . import _broadcast, _memory, _sparse_plan, tuning  # noqa: F401 (_sparse_plan: importing it registers the planners)
 from . import _sparse_caches as _caches
 from ._fair_share import fair_share
 from ._sparse_inputs import as_rows, check_spmm, dummy, edge_word, feature, feature_shape, graph_of, operand, where
-from ._sparse_plan import EDGE_ROWS_TO_BLOCKS_MAX_BYTES  # importing it registers the planners with dispatch
 from ._validate import check_choice
 from .dispatch import kept_in_degrees, plan
 from .graph.dynamic import holding_graph_lock
@@ -42,12 +41,8 @@ TARGETS = ("u", "v", "e")
 # graphkern.torch resolves a kernel's graph argument (Graph or DynamicGraph) as the kernels do
 _graph_of = graph_of
 
-# Narrow edge rows (at most EDGE_ROWS_TO_BLOCKS_MAX_BYTES) read through the ids in block order fetch
-# nearly every line of the edge array once per block; from this many blocks on one pass puts them in
-# block order first (u_mul_e_sum with w (E, 1): even at 16 blocks, a clear gain at 64; `python
-# tools/compare_peers.py --family spmm --scale 20`).
-_EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 16
-# The blocked kernel compiles the chunk loop of rows up to this many vectors unrolled, one compile per width.
+# The blocked kernel compiles the chunk loop of rows up to this many vectors unrolled, one compile per width
+# (a compile-time property of the kernels, not a knob: each width is its own compiled loop).
 _BLOCKED_UNROLLED_CHUNKS = 4
 
 
@@ -157,8 +152,12 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
             has_eids = True
             # narrow edge rows: put them in the kernel's edge order first, when the blocks would each
             # fetch their lines again, or the hub edges would gather them through the CSC's permutation
-            if (w is not None and not with_arg and (bounds.size - 1 >= _EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS or split)
-                    and w2.shape[1] * w2.itemsize <= EDGE_ROWS_TO_BLOCKS_MAX_BYTES):
+            # narrow edge rows read through the ids in block order fetch nearly every line of the edge
+            # array once per block: from enough blocks on (or for the hub split) one pass reorders them
+            knobs = tuning.current()
+            if (w is not None and not with_arg
+                    and (bounds.size - 1 >= knobs.edge_rows_to_blocks_min_blocks or split)
+                    and w2.shape[1] * w2.itemsize <= knobs.edge_rows_to_blocks_max_bytes):
                 slots = _caches.block_slots(g, the_plan.format, rows_per_block, eid, hubs, hub_rows)
                 w2 = _blocks_cpu.edge_rows_to_blocks(slots, w2, _memory.empty((g.num_edges, w2.shape[1]), w2.dtype))
                 has_eids = False
@@ -333,7 +332,7 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
         else:
             import numba
 
-            parts = max(1, numba.get_num_threads() * _caches.PARTS_PER_THREAD)
+            parts = max(1, numba.get_num_threads() * tuning.current().parts_per_thread)
             bounds = (np.arange(parts + 1, dtype=np.int64) * g.num_edges) // parts
         kernel(a, b, eids if has_eids else b, has_eids, bounds, L2, R2, targets[0], targets[1], bcast.A, bcast.B,
                bcast.reduce_size, loff, roff, out)

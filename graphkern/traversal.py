@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from . import _memory
+from . import _memory, tuning
 from ._bfs_multi import MS_BATCH, _multi_source  # noqa: F401 (MS_BATCH: importable from here as before)
 from ._bfs_result import BFSResult, _SerialLevels
 from ._config import resolve_backend
@@ -27,21 +27,10 @@ from .kernels.cpu import bfs_serial as _serial
 __all__ = ["bfs", "BFSResult", "ALGORITHMS"]
 
 ALGORITHMS = ("auto", "direction_optimizing", "top_down", "bottom_up", "spmsv")
+# the defaults of bfs()'s alpha and beta (GAP's): arguments of every call, so not knobs
 ALPHA = 15
 BETA = 18
-# top-down levels whose frontier has fewer than n / _SLOTS_BELOW out-edges collect into slots
-_SLOTS_BELOW = 16
-# top-down levels whose frontier has fewer out-edges than this run on one thread, back to back in one
-# compiled call (top_down_serial_levels): a parallel step costs tens of microseconds to launch and sync,
-# which dominates a high-diameter graph's thousands of small levels. Measured by the path and grid rows
-# of `python tools/compare_peers.py --family diameter` (figures in docs/performance.md).
-SERIAL_LEVEL_EDGES = 1 << 13
-# levels one serial call records before it returns to the driver (the size of its per-level count buffer)
-_SERIAL_LEVELS_PER_CALL = 4096
-# a serial run's parents and levels are written by a parallel pass from this many vertices on
-_PARALLEL_RECORD_FROM = 1 << 14
-# batching pays from this many searches on (measured, see the closing note of the multi-source change)
-MS_MIN_SOURCES = 8
+# The search's switches are knobs (graphkern.tuning, the bfs_* fields), read when a search starts.
 
 
 def _as_searchable(g, algorithm: str):
@@ -88,8 +77,8 @@ def _plan_bfs(g, backend, algorithm="auto"):
         reasons.append(f"top-down levels claim on a private visited map per thread ({workers} x "
                        f"{_bytes(need // workers)})" if fits else
                        f"top-down levels claim on one shared visited map by compare-and-swap: {workers} private "
-                       f"maps would take {_bytes(need)}, over PRIVATE_MAPS_MAX_BYTES "
-                       f"({_bytes(PRIVATE_MAPS_MAX_BYTES)})")
+                       f"maps would take {_bytes(need)}, over bfs_private_maps_max_bytes "
+                       f"({_bytes(tuning.current().bfs_private_maps_max_bytes)})")
     fmt = "csr" if chosen == "top_down" else "csr+csc"
     builds = [b for b in (how_to_build(g, "csr"), how_to_build(g, "csc") if needs_csc else None) if b]
     return Plan("bfs", backend, fmt, f"bfs_{chosen}", "; ".join(builds) or None, tuple(reasons))
@@ -119,7 +108,8 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
     source : int
     sources : sequence of int, optional
         Several searches on the same graph (formats are built once); returns a list of results, one per
-        source in order. With ``algorithm="auto"`` and at least ``MS_MIN_SOURCES`` sources they run batched:
+        source in order. With ``algorithm="auto"`` and at least 8 sources (the knob ``bfs_batch_min_sources``
+        of :mod:`graphkern.tuning`) they run batched:
         up to 64 searches share each pass over the edges (MS-BFS, a bit per search in a 64-bit mask per
         vertex), with ``trace`` shared by the batch and ``algorithm == "multi_source"``.
     algorithm : {"auto", "direction_optimizing", "top_down", "bottom_up", "spmsv"}
@@ -129,7 +119,7 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
         The direction-optimizing switch thresholds (GAP's defaults 15 and 18).
     batch : bool, optional
         Force (True) or forbid (False) batching of ``sources``; default: batch under ``auto`` when there
-        are at least ``MS_MIN_SOURCES`` of them and the graph allows the CSC the pull levels read.
+        are at least ``bfs_batch_min_sources`` of them and the graph allows the CSC the pull levels read.
 
     Returns
     -------
@@ -179,7 +169,8 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
     if sources is not None:
         roots = [check_int_scalar("sources[i]", s, low=0, high=g.num_src - 1) for s in np.asarray(sources).tolist()]
         if batch is None:
-            batch = algorithm == "auto" and len(roots) >= MS_MIN_SOURCES and g.allows_format("csc")
+            batch = (algorithm == "auto" and len(roots) >= tuning.current().bfs_batch_min_sources
+                     and g.allows_format("csc"))
         if batch:
             if not g.allows_format("csc"):
                 raise ValueError(f"argument 'batch': batched searches pull along in-edges and need the csc format, "
@@ -221,7 +212,7 @@ def _search_packed(dg, source: int) -> BFSResult:
 def _hubs(g, in_indptr, in_indices, out_indptr):
     """The graph's hub index for bottom-up steps (``hubs[v]``: the in-neighbour of ``v`` with the highest
     out-degree), built at the second search that steps bottom-up and cached with the graph; None before,
-    and None on a graph whose degrees are not skewed (see :data:`HUB_MIN_SKEW`).
+    and None on a graph whose degrees are not skewed (the knob ``bfs_hub_min_skew``).
 
     A bottom-up vertex tries its hub before reading its row: in a power-law graph the hubs join the
     frontier early, so most vertices find their parent without touching the in-edges (measured by
@@ -245,23 +236,14 @@ def _hubs(g, in_indptr, in_indices, out_indptr):
     return hubs
 
 
-# Hubs are built only where some vertex has at least this many times the mean out-degree: on a graph
-# without hubs (uniform random, a grid, a mesh) the index finds no early parents and its build costs
-# two or three searches (the uniform rows of `python tools/compare_peers.py --family gap`).
-HUB_MIN_SKEW = 16
-
-
 def _degrees_skewed(out_indptr) -> bool:
+    """Whether some vertex has at least ``bfs_hub_min_skew`` (a knob) times the mean out-degree: on a graph
+    without hubs the index finds no early parents and its build costs two or three searches."""
     num = out_indptr.size - 1
     if num == 0 or out_indptr[num] == 0:
         return False
     largest = int(np.max(out_indptr[1:] - out_indptr[:-1]))
-    return largest >= HUB_MIN_SKEW * int(out_indptr[num]) / num
-
-
-# a top-down level gathers from the visited map as it found the level when its frontier's out-edges pass
-# this many per vertex that could still be claimed (see _search)
-STALE_GATHER_EDGES_PER_CLAIM = 64
+    return largest >= tuning.current().bfs_hub_min_skew * int(out_indptr[num]) / num
 
 
 def _vertices_with_edges(g, indptr) -> int:
@@ -296,27 +278,23 @@ def _claim_buffers(g, borrowed: dict, n: int, parts: int, dtype):
                             np.zeros(size // _bfs.CLAIM_CHUNK + 1, dtype=np.int64), np.zeros(1, dtype=np.int64)))
 
 
-# top-down levels give each thread a private copy of the visited map while all the copies together take
-# at most this many bytes; past it they share one map (claims by compare-and-swap). See _private_maps.
-PRIVATE_MAPS_MAX_BYTES = 256 << 20
-
-
 def _bytes(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.1f} MiB"
 
 
 def _private_maps_size(words: int):
     """``(workers, bytes, fits)``: one map of ``words`` 64-bit words per Numba thread, their bytes, and
-    whether they fit :data:`PRIVATE_MAPS_MAX_BYTES`."""
+    whether they fit the knob ``bfs_private_maps_max_bytes`` (past it the threads share one map, claims
+    by compare-and-swap)."""
     import numba
 
     workers = numba.get_num_threads()
-    return workers, workers * words * 8, workers * words * 8 <= PRIVATE_MAPS_MAX_BYTES
+    return workers, workers * words * 8, workers * words * 8 <= tuning.current().bfs_private_maps_max_bytes
 
 
 def _private_maps(g, borrowed: dict, words: int):
     """One visited map per thread for :func:`top_down_step_private` (kept with the graph), or None when
-    they would take more than :data:`PRIVATE_MAPS_MAX_BYTES`. A thread's map lives in its own cache, where
+    they would take more than the knob ``bfs_private_maps_max_bytes``. A thread's map lives in its own cache, where
     the shared map's lines travel between cores on every claim (the asv benchmarks ``BFS`` and
     ``TopDownSharedMap`` compare the two)."""
     workers, _, fits = _private_maps_size(words)
@@ -371,7 +349,10 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
     trace = []
     frontier = np.array([source], dtype=dtype)
     next_front.fill(0)
-    parts = max(1, numba.get_num_threads() * 8)
+    knobs = tuning.current()  # one reading for the whole search
+    parts = max(1, numba.get_num_threads() * knobs.parts_per_thread)
+    slots_below = n // max(1, knobs.bfs_slots_below)
+    levels_per_call = max(1, knobs.bfs_serial_levels_per_call)
     level = 0
     edges_to_check = g.num_edges
     scout = int(indptr[source + 1] - indptr[source])
@@ -425,18 +406,18 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
                 break
             scout, previous = 1, -1
             continue
-        if not spmsv and scout < SERIAL_LEVEL_EDGES:
+        if not spmsv and scout < knobs.bfs_serial_level_edges:
             t0 = time.perf_counter()
             # the frontier is never in queue_buf at the top of the loop (each step leaves it in spare_buf)
-            found_per_level = _borrow(g, borrowed, "bfs_serial_found", lambda f: True,
-                                      lambda: np.empty(_SERIAL_LEVELS_PER_CALL, dtype=np.int64))
+            found_per_level = _borrow(g, borrowed, "bfs_serial_found", lambda f: f.size == levels_per_call,
+                                      lambda: np.empty(levels_per_call, dtype=np.int64))
             queue_buf[:frontier.size] = frontier
             first = frontier.size
             start, count, last_level, scout, previous, edges_to_check, done = _serial.top_down_serial_levels(
-                indptr, indices, queue_buf, by, first, visited, level, scout, previous, SERIAL_LEVEL_EDGES,
+                indptr, indices, queue_buf, by, first, visited, level, scout, previous, knobs.bfs_serial_level_edges,
                 edges_to_check, float(alpha) if algorithm == "direction_optimizing" else 0.0, found_per_level)
             # the run's parents and levels, from its queue: in parallel when it found many vertices
-            record = (_serial.record_serial_levels if count - first >= _PARALLEL_RECORD_FROM
+            record = (_serial.record_serial_levels if count - first >= knobs.bfs_parallel_record_from
                       else _serial.record_serial_levels_one_thread)
             record(queue_buf, by, first, found_per_level[:done], level + 1, parents, levels)
             if done:
@@ -452,7 +433,7 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
         previous = scout
         level += 1
         t0 = time.perf_counter()
-        if not spmsv and scout < n // _SLOTS_BELOW:
+        if not spmsv and scout < slots_below:
             # few out-edges: collect the claimed vertices in slots instead of scanning a map of all n
             offsets = np.empty(frontier.size + 1, dtype=np.int64)
             total = _bfs.frontier_degree_offsets(indptr, frontier, offsets)
@@ -486,7 +467,7 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
             else:
                 np.copyto(before, visited)
                 unreached = max(_vertices_with_edges(g, indptr) - reached, 0)
-                words = before if scout > STALE_GATHER_EDGES_PER_CLAIM * unreached else visited
+                words = before if scout > knobs.bfs_stale_gather_edges_per_claim * unreached else visited
                 claim_v, claim_u, fills, counter = _claim_buffers(g, borrowed, n, bounds.size - 1, dtype)
                 counter[0] = 0
                 _bfs.top_down_step(indptr, indices, frontier, bounds, claim_v, claim_u, fills, counter, visited,
@@ -496,7 +477,7 @@ def _search_levels(g, source: int, algorithm: str, alpha: float, beta: float, bo
             count, scout = _bfs.claimed_vertices(claimed, known, indptr, levels, level, queue_buf, chunk_starts,
                                                  chunk_scouts)
             found, scout = queue_buf[:count], int(scout)
-            if scout >= n // _SLOTS_BELOW:  # the next level scans the map too: split it by the chunk sums
+            if scout >= slots_below:  # the next level scans the map too: split it by the chunk sums
                 next_bounds = _bfs.bounds_from_chunks(chunk_starts, chunk_scouts, parts)
             reached += int(count)
         queue_buf, spare_buf = spare_buf, queue_buf

@@ -62,29 +62,25 @@ def test_graph_cases_undirected(case, algorithm):
 
 @pytest.mark.parametrize("maps", ["private", "shared_live_map", "shared_map_before_the_level"])
 @pytest.mark.parametrize("case", ["hub", "unsorted_random", "kronecker_10", "multi_edges"])
-def test_top_down_claims_with_each_visited_map(case, maps, monkeypatch):
+def test_top_down_claims_with_each_visited_map(case, maps):
     """Top-down levels claim on a private visited map per thread (merged after the level), or, when those
     would take too much memory, on one shared map gathered live or as the level found it (a heuristic
     picks per level); every way, every vertex is claimed at its level with a valid parent."""
-    import graphkern.traversal as traversal
-
-    if maps != "private":
-        monkeypatch.setattr(traversal, "PRIVATE_MAPS_MAX_BYTES", 0)
-        monkeypatch.setattr(traversal, "STALE_GATHER_EDGES_PER_CLAIM",
-                            0 if maps == "shared_map_before_the_level" else 1 << 60)
+    knobs = {} if maps == "private" else dict(
+        bfs_private_maps_max_bytes=0,
+        bfs_stale_gather_edges_per_claim=0 if maps == "shared_map_before_the_level" else 1 << 60)
     src, dst, n = CASES[case]()
     for directed in (True, False):
         if not directed:
             src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
         g = gk.Graph.from_coo(src, dst, num_nodes=n)
-        _check(g, _source(g), "top_down", directed=directed)
-        _check(g, _source(g), "direction_optimizing", directed=directed)
+        with gk.tuned(**knobs):
+            _check(g, _source(g), "top_down", directed=directed)
+            _check(g, _source(g), "direction_optimizing", directed=directed)
 
 
-def test_explain_says_which_visited_map_top_down_levels_claim_on(monkeypatch):
+def test_explain_says_which_visited_map_top_down_levels_claim_on():
     import numba
-
-    import graphkern.traversal as traversal
 
     g = gk.graph.kronecker(10)
     workers = numba.get_num_threads()
@@ -92,10 +88,10 @@ def test_explain_says_which_visited_map_top_down_levels_claim_on(monkeypatch):
         why = " ".join(gk.explain(g, "bfs", algorithm=algorithm).reasons)
         assert f"private visited map per thread ({workers} x 128 B)" in why  # 1,024 vertices
     assert "visited map" not in " ".join(gk.explain(g, "bfs", algorithm="bottom_up").reasons)
-    monkeypatch.setattr(traversal, "PRIVATE_MAPS_MAX_BYTES", 0)
-    why = " ".join(gk.explain(g, "bfs", algorithm="top_down").reasons)
+    with gk.tuned(bfs_private_maps_max_bytes=0):
+        why = " ".join(gk.explain(g, "bfs", algorithm="top_down").reasons)
     assert (f"one shared visited map by compare-and-swap: {workers} private maps would take {128 * workers} B, "
-            "over PRIVATE_MAPS_MAX_BYTES (0 B)") in why
+            "over bfs_private_maps_max_bytes (0 B)") in why
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
@@ -180,12 +176,17 @@ def _reference_hubs(g):
     return hubs
 
 
+@pytest.fixture
+def every_graph_skewed():
+    """Every graph counts as skewed: the hub index is built."""
+    with gk.tuned(bfs_hub_min_skew=0):
+        yield
+
+
 @pytest.mark.parametrize("case", ["self_loops", "multi_edges", "hub", "unsorted_random", "kronecker_10", "bipartite"])
 @pytest.mark.parametrize("directed", [True, False])
-def test_repeated_searches_use_the_hub_index(case, directed, idtype, monkeypatch):
-    import graphkern.traversal as traversal
-
-    monkeypatch.setattr(traversal, "HUB_MIN_SKEW", 0)  # every graph counts as skewed: the index is built
+@pytest.mark.usefixtures("every_graph_skewed")
+def test_repeated_searches_use_the_hub_index(case, directed, idtype):
     src, dst, n = CASES[case]()
     if not directed:
         src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
@@ -203,8 +204,6 @@ def test_repeated_searches_use_the_hub_index(case, directed, idtype, monkeypatch
 
 @pytest.mark.parametrize("kind", ["kronecker", "uniform", "grid"])
 def test_hub_index_only_where_degrees_are_skewed(kind):
-    import graphkern.traversal as traversal
-
     if kind == "kronecker":
         g = gk.graph.kronecker(12)
     elif kind == "uniform":
@@ -214,7 +213,7 @@ def test_hub_index_only_where_degrees_are_skewed(kind):
         g = gk.graph.undirected(np.r_[side[:, :-1].ravel(), side[:-1].ravel()],
                                 np.r_[side[:, 1:].ravel(), side[1:].ravel()], 64 * 64)
     degrees = g.out_degrees()
-    skewed = degrees.max() >= traversal.HUB_MIN_SKEW * degrees.mean()
+    skewed = degrees.max() >= gk.tuning.current().bfs_hub_min_skew * degrees.mean()
     for source in (0, 1, 2):
         r = gk.bfs(g, source, algorithm="bottom_up")
         gk.graph500.validate(g, source, r.parents, r.levels)
@@ -279,8 +278,8 @@ def test_direction_optimizing_switches_and_traces_levels():
 @pytest.mark.parametrize("algorithm", ["auto", "top_down", "direction_optimizing"])
 def test_high_diameter_levels_run_serially_and_trace_every_level(algorithm):
     # a path then a star at its end: thousands of one-vertex levels on one thread, then a wide level
-    # (past SERIAL_LEVEL_EDGES) that goes back to the parallel steps
-    n_path, n_star = 5000, 3 * gk.traversal.SERIAL_LEVEL_EDGES
+    # (past the knob bfs_serial_level_edges) that goes back to the parallel steps
+    n_path, n_star = 5000, 3 * gk.tuning.current().bfs_serial_level_edges
     path_src = np.arange(n_path - 1)
     star_dst = np.arange(n_path, n_path + n_star)
     src = np.concatenate([path_src, np.full(n_star, n_path - 1), star_dst])

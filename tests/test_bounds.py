@@ -12,12 +12,9 @@ import textwrap
 SCRIPT = textwrap.dedent("""
     import numpy as np
     import graphkern as gk
-    import graphkern.sparse as sparse
-    from graphkern import _sparse_caches, _sparse_plan
     from graphkern.kernels.cpu import sort
 
-    _sparse_plan._BLOCKED_MIN_EDGES, _sparse_caches._L2_BYTES = 0, 1024   # the blocked path, blocks of 8 rows
-    sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 1              # narrow edge rows moved to block order
+    # (the knobs of TUNING are set for the whole script)
     sort._BUCKETED_MIN_ELEMENTS, sort._BUCKETED_MIN_KEYS, sort._BUCKET_BITS = 0, 0, 2
     rng = np.random.default_rng(0)
     src = rng.integers(0, 30, 400)
@@ -40,17 +37,17 @@ SCRIPT = textwrap.dedent("""
         gk.spmm(g, "copy_lhs", reduce, xw, format="csc", return_arg=reduce == "max")
         gk.spmm(g, "copy_rhs", reduce, None, ew, format="csc", return_arg=reduce == "max")
         gk.spmm(g, "mul", reduce, rng.random((36, 5, 20)), rng.random((400, 5, 1)), format="csc")
-    _sparse_plan._HUB_MIN_EDGE_SHARE = 0                    # the hub split: sums of x, hubs' rows in 256 bytes
-    by_src = np.argsort(src, kind="stable")                 # (it needs the CSC's rows in source order)
-    gs = gk.Graph.from_coo(src[by_src], dst[by_src], num_nodes=36)
+    by_src = np.argsort(src, kind="stable")                 # the hub split: sums of x, hubs' rows in 256 bytes
+    gs = gk.Graph.from_coo(src[by_src], dst[by_src], num_nodes=36)  # (it needs the CSC's rows in source order)
     x32 = rng.random((36, 32)).astype(np.float32); w32 = rng.random((400, 1)).astype(np.float32)
     for a, b, op in ((rng.random((36, 20)), None, "copy_lhs"), (xw, None, "copy_lhs"), (x32, w32, "mul"),
                      (x32[:, :24].reshape(36, 2, 12).copy(), rng.random((400, 2, 1)).astype(np.float32), "mul")):
         for reduce in ("sum", "mean", "max", "min"):
-            plan = gk.explain(gs, "spmm", op=op, reduce=reduce, ufeat_bytes=a.nbytes,
-                              edge_row_bytes=None if b is None else b[:1].nbytes, out_chunks=2)
-            assert plan.kernel.startswith("spmm_blocked_hubs"), plan
-            gk.spmm(gs, op, reduce, a, b)
+            with gk.tuned(hub_min_edge_share=0):
+                plan = gk.explain(gs, "spmm", op=op, reduce=reduce, ufeat_bytes=a.nbytes,
+                                  edge_row_bytes=None if b is None else b[:1].nbytes, out_chunks=2)
+                assert plan.kernel.startswith("spmm_blocked_hubs"), plan
+                gk.spmm(gs, op, reduce, a, b)
     gk.sddmm(g, "dot", xw, xw); gk.sddmm(g, "add", xw, xw); gk.sddmm(g, "mul", ew, x[:, :1].copy(), "e", "v")
     x8 = xw[:, :8].copy()                                  # blocked SDDMM: one-vector dots, blocks of 8 rows
     gk.sddmm(g, "dot", x8, x8, "v", "u"); gk.sddmm(g, "div", x8[:, :1].copy(), x8[:, :1].copy(), "v", "v")
@@ -72,10 +69,9 @@ SCRIPT = textwrap.dedent("""
         for root in (0, 458, 1023):
             r = gk.bfs(k, root, algorithm=alg)
             gk.graph500.validate(k, root, r.parents, r.levels)
-    import graphkern.traversal as traversal
-    traversal.PRIVATE_MAPS_MAX_BYTES = 0                    # top-down on the shared map (claim buffers)
     for root in (0, 458):
-        r = gk.bfs(gk.graph.kronecker(10), root, algorithm="top_down")
+        with gk.tuned(bfs_private_maps_max_bytes=0):        # top-down on the shared map (claim buffers)
+            r = gk.bfs(gk.graph.kronecker(10), root, algorithm="top_down")
         gk.graph500.validate(k, root, r.parents, r.levels)
     dg = gk.DynamicGraph(50)                                # GPMA: locate with prefetching, merges, rebuilds
     dg.apply(insert=(rng.integers(0, 50, 3000), rng.integers(0, 50, 3000)))
@@ -88,8 +84,12 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+# the blocked path on a small graph (an 'L2' of 1 KB: blocks of 8 rows), narrow edge rows moved to block order
+TUNING = "blocked_min_edges=0,l2_cache_bytes=1024,edge_rows_to_blocks_min_blocks=1"
+
+
 def test_kernels_stay_in_bounds(bounds_checked_env):
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=bounds_checked_env, capture_output=True, text=True,
-                          timeout=1200)
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=dict(bounds_checked_env, GRAPHKERN_TUNING=TUNING),
+                          capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert proc.stdout.strip().endswith("ok")

@@ -15,10 +15,7 @@ import textwrap
 SCRIPT = textwrap.dedent("""
     import numpy as np
     import graphkern as gk
-    from graphkern import _sparse_caches, _sparse_plan
 
-    _sparse_plan._BLOCKED_MIN_EDGES, _sparse_caches._L2_BYTES = 0, 1024   # the blocked path on a small graph
-    _sparse_plan._HUB_MIN_EDGE_SHARE = 0                                  # and its hub split
     rng = np.random.default_rng(0)
     src = rng.integers(0, 300, 3000)
     dst = rng.integers(0, 300, 3000)
@@ -41,8 +38,13 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+# the blocked path on a small graph (an 'L2' of 1 KB, no edge-count floor) and its hub split
+SMALL_GRAPH_BLOCKS = "blocked_min_edges=0,l2_cache_bytes=1024,hub_min_edge_share=0"
+
+
 def test_kernels_load_from_the_cache_in_a_new_process(tmp_path):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"), NUMBA_DEBUG_CACHE="1")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"), NUMBA_DEBUG_CACHE="1",
+               GRAPHKERN_TUNING=SMALL_GRAPH_BLOCKS)
     first = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-4000:]
     assert "data saved" in first.stdout  # the first run compiled and wrote the cache

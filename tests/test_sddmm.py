@@ -56,13 +56,18 @@ def test_broadcasting(op, lshape, rshape):
 
 
 @pytest.fixture
-def small_blocks(monkeypatch):
+def small_blocks():
     """The blocked SDDMM on small graphs: any size qualifies, and an 'L2 cache' of 8 bytes makes blocks of
     8 destination rows (the least) that every operand outgrows."""
-    from graphkern import _sparse_caches, _sparse_plan
+    with gk.tuned(blocked_min_edges=0, l2_cache_bytes=8):
+        yield
 
-    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
-    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 8)
+
+@pytest.fixture
+def small_l2():
+    """The blocked SDDMM on small graphs with an 'L2 cache' of 4 KB."""
+    with gk.tuned(blocked_min_edges=0, l2_cache_bytes=4096):
+        yield
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -79,13 +84,10 @@ def test_blocked_path_on_graph_cases(case, op, lt, rt, shape, small_blocks, idty
     np.testing.assert_array_equal(got, gk.sddmm(g, op, *_operands(g, op, lt, rt, shape), lt, rt, format="csr"))
 
 
-def test_blocks_of_two_heights_stay_cached(monkeypatch):
+@pytest.mark.usefixtures("small_l2")
+def test_blocks_of_two_heights_stay_cached():
     """A model alternating two widths reuses both block sets; a third height drops the least recently
     used one. (An 'L2' of 4 KB: float32 rows of F = 16, 32, 64 get blocks of 32, 16 and 8 rows.)"""
-    from graphkern import _sparse_caches, _sparse_plan
-
-    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
-    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 4096)
     g = gk.graph.kronecker(8)
     src, dst = g.edges()
     rng = np.random.default_rng(5)

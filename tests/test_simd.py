@@ -235,16 +235,21 @@ def test_vector_loads_are_bounds_checked_under_numba_boundscheck(tmp_path):
     _run_bounds_checked(script, tmp_path)
 
 
+def _min_bytes() -> int:
+    """The size from which outputs go on huge-page maps (the knob huge_page_min_bytes)."""
+    return gk.tuning.current().huge_page_min_bytes
+
+
 def test_large_outputs_are_zeroed_huge_page_aligned_and_writable():
-    shape = (_memory.MIN_BYTES // 4 + 5,)
+    shape = (_min_bytes() // 4 + 5,)
     out = _memory.zeros(shape, np.float32)
     assert out.shape == shape and out.dtype == np.float32 and not out.any()
     out[:] = 1.5
     assert out.sum() == 1.5 * shape[0]
     if _memory._ADVICE is not None:
         assert out.ctypes.data % _memory.HUGE_PAGE == 0
-    filled = _memory.full((3, _memory.MIN_BYTES // 8), -1, np.int64)
-    assert filled.shape == (3, _memory.MIN_BYTES // 8) and (filled == -1).all()
+    filled = _memory.full((3, _min_bytes() // 8), -1, np.int64)
+    assert filled.shape == (3, _min_bytes() // 8) and (filled == -1).all()
     small = _memory.empty((4, 4), np.float64)
     assert isinstance(small, np.ndarray) and small.shape == (4, 4) and small.flags.owndata
 
@@ -253,7 +258,7 @@ def test_freed_outputs_are_reused_and_zeroed_again(monkeypatch):
     if _memory._ADVICE is None or not _memory._enabled():
         pytest.skip("no huge-page maps on this platform")
     monkeypatch.setattr(_memory, "_pool", {})
-    shape = (_memory.MIN_BYTES // 4 + 5,)
+    shape = (_min_bytes() // 4 + 5,)
     out = _memory.zeros(shape, np.float32)
     view = out[::2]
     address = out.ctypes.data
@@ -274,10 +279,10 @@ def test_freed_outputs_are_reused_and_zeroed_again(monkeypatch):
 def test_the_pool_holds_a_bounded_number_of_maps(monkeypatch):
     if _memory._ADVICE is None or not _memory._enabled():
         pytest.skip("no huge-page maps on this platform")
-    monkeypatch.setattr(_memory, "_pool", {})
-    monkeypatch.setattr(_memory, "POOL_MAPS", 2)
-    arrays = [_memory.zeros((_memory.MIN_BYTES,), np.uint8) for _ in range(4)]
-    del arrays
+    monkeypatch.setattr(_memory, "_pool", {})  # an empty pool (state, not a knob)
+    with gk.tuned(pool_maps=2):
+        arrays = [_memory.zeros((_min_bytes(),), np.uint8) for _ in range(4)]
+        del arrays
     assert sum(len(maps) for maps in _memory._pool.values()) == 2
     _memory.release_pool()
     assert _memory._pool == {}
@@ -285,7 +290,7 @@ def test_the_pool_holds_a_bounded_number_of_maps(monkeypatch):
 
 def test_huge_pages_can_be_switched_off(monkeypatch):
     monkeypatch.setenv("GRAPHKERN_HUGE_PAGES", "0")
-    assert _memory.zeros((_memory.MIN_BYTES,), np.uint8).flags.owndata
+    assert _memory.zeros((_min_bytes(),), np.uint8).flags.owndata
 
 
 def test_spmm_outputs_from_huge_pages_feed_the_next_call():

@@ -255,15 +255,11 @@ def test_coo_only_graph_uses_the_coo_kernel(op, reduce):
 
 
 @pytest.fixture
-def small_blocks(monkeypatch):
+def small_blocks():
     """The blocked path on small graphs: any size qualifies and an 'L2 cache' of 8 bytes makes blocks of
     8 rows (the least), so every graph case spans several blocks and every gathered array outgrows it."""
-    import graphkern.sparse as sparse
-    from graphkern import _sparse_caches, _sparse_plan
-
-    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
-    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 8)
-    monkeypatch.setattr(sparse, "_EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS", sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS)
+    with gk.tuned(blocked_min_edges=0, l2_cache_bytes=8):
+        yield
 
 
 def _in_source_order(src, dst):
@@ -358,14 +354,12 @@ def test_blocked_equals_csc_bitwise_on_kronecker(small_blocks):
     assert gk.explain(g, "spmm", op="copy_rhs", reduce="sum", edge_row_bytes=256, out_chunks=4).format == "csc"
     cases = (("copy_rhs", "sum", None, w), ("mul", "sum", x, w), ("copy_lhs", "mean", x, None),
              ("copy_lhs", "max", x, None), ("div", "min", x, w))
-    import graphkern.sparse as sparse
-
     for op, reduce, a, b in cases:
         # narrow edge rows read through the ids, or first put in block order (edge_rows_to_blocks)
-        sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 10**9
-        by_ids = gk.spmm(g, op, reduce, a, b)
-        sparse._EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS = 1
-        np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b), by_ids)
+        with gk.tuned(edge_rows_to_blocks_min_blocks=10**9):
+            by_ids = gk.spmm(g, op, reduce, a, b)
+        with gk.tuned(edge_rows_to_blocks_min_blocks=1):
+            np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b), by_ids)
     for op, reduce, a, b in cases:
         assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=None if a is None else a.nbytes,
                           edge_row_bytes=4, out_chunks=1).kernel.startswith("spmm_blocked")
@@ -375,20 +369,18 @@ def test_blocked_equals_csc_bitwise_on_kronecker(small_blocks):
 
 
 @pytest.mark.parametrize("min_blocks", [1, 10**9])
-def test_blocked_path_reads_edge_rows_by_id_in_a_spread_id_space(small_blocks, monkeypatch, min_blocks):
-    import graphkern.sparse as sparse
-
-    monkeypatch.setattr(sparse, "_EDGE_ROWS_TO_BLOCKS_MIN_BLOCKS", min_blocks)
-    src, dst, n = CASES["unsorted_random"]()
-    src, dst = _in_source_order(src, dst)
-    ids = 3 * np.arange(src.size)[::-1] + 1  # every third id used, in reverse
-    g = gk.Graph.from_coo(src, dst, num_nodes=n, eids=ids, num_edge_ids=3 * src.size + 2)
-    compact = gk.Graph.from_coo(src, dst, num_nodes=n)
-    rng = np.random.default_rng(5)
-    x = rng.random((n, 4))
-    w = rng.random((src.size, 1))
-    spread = np.full((g.num_edge_ids, 1), 7.0)  # garbage at unused ids: never read
-    spread[ids] = w
-    assert gk.explain(g, "spmm", op="mul", reduce="sum", ufeat_bytes=x.nbytes, out_chunks=1).kernel.startswith(
-        "spmm_blocked")
-    np.testing.assert_array_equal(gk.spmm(g, "mul", "sum", x, spread), gk.spmm(compact, "mul", "sum", x, w))
+def test_blocked_path_reads_edge_rows_by_id_in_a_spread_id_space(small_blocks, min_blocks):
+    with gk.tuned(edge_rows_to_blocks_min_blocks=min_blocks):
+        src, dst, n = CASES["unsorted_random"]()
+        src, dst = _in_source_order(src, dst)
+        ids = 3 * np.arange(src.size)[::-1] + 1  # every third id used, in reverse
+        g = gk.Graph.from_coo(src, dst, num_nodes=n, eids=ids, num_edge_ids=3 * src.size + 2)
+        compact = gk.Graph.from_coo(src, dst, num_nodes=n)
+        rng = np.random.default_rng(5)
+        x = rng.random((n, 4))
+        w = rng.random((src.size, 1))
+        spread = np.full((g.num_edge_ids, 1), 7.0)  # garbage at unused ids: never read
+        spread[ids] = w
+        assert gk.explain(g, "spmm", op="mul", reduce="sum", ufeat_bytes=x.nbytes, out_chunks=1).kernel.startswith(
+            "spmm_blocked")
+        np.testing.assert_array_equal(gk.spmm(g, "mul", "sum", x, spread), gk.spmm(compact, "mul", "sum", x, w))

@@ -12,22 +12,26 @@ import graphkern as gk
 
 
 @pytest.fixture
-def small_blocks(monkeypatch):
+def small_blocks():
     """The blocked path on small graphs (as in test_spmm): any size qualifies and an 'L2 cache' of 8 bytes
     makes blocks of 8 rows, so every graph case spans several blocks and every gathered array outgrows it."""
-    from graphkern import _sparse_caches, _sparse_plan
-
-    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
-    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 8)
+    with gk.tuned(blocked_min_edges=0, l2_cache_bytes=8):
+        yield
 
 
 @pytest.fixture
-def hub_split(small_blocks, monkeypatch):
+def any_hub_share():
+    """The hub split runs whatever share of the edges the hubs carry."""
+    with gk.tuned(hub_min_edge_share=0.0):
+        yield
+
+
+@pytest.fixture
+def hub_split(small_blocks, any_hub_share, monkeypatch):
     """The hub split on small graphs: the 3 sources of highest out-degree are the hubs, whatever their
     share of the edges."""
-    from graphkern import _sparse_caches, _sparse_plan
+    from graphkern import _sparse_caches
 
-    monkeypatch.setattr(_sparse_plan, "_HUB_MIN_EDGE_SHARE", 0.0)
     monkeypatch.setattr(_sparse_caches, "hub_capacity", lambda row_bytes: 3)
 
 
@@ -86,10 +90,9 @@ def test_hub_split_max_skips_nan_as_the_csc_does(hub_split):
 
 
 @pytest.mark.parametrize("hubs", [1, 10**6])  # one hub; every source with edges a hub (no edges in the blocks)
-def test_hub_split_few_and_all_hubs(hubs, small_blocks, monkeypatch):
-    from graphkern import _sparse_caches, _sparse_plan
+def test_hub_split_few_and_all_hubs(hubs, small_blocks, any_hub_share, monkeypatch):
+    from graphkern import _sparse_caches
 
-    monkeypatch.setattr(_sparse_plan, "_HUB_MIN_EDGE_SHARE", 0.0)
     monkeypatch.setattr(_sparse_caches, "hub_capacity", lambda row_bytes: hubs)
     g = gk.graph.kronecker(9)
     rng = np.random.default_rng(3)
@@ -106,38 +109,38 @@ def test_hub_split_few_and_all_hubs(hubs, small_blocks, monkeypatch):
         assert hub_indptr[-1] == g.num_edges and g._cache[key][1][-1] == 0
 
 
-def test_hub_split_planner_rules(monkeypatch):
+def test_hub_split_planner_rules():
     """Which calls split off hubs, on a skewed graph big enough for the default rules (Kronecker 12, F =
     32 float32: 256 KB of x, more than the 'L2' of 64 KB set here; its top 128 sources carry 25% of the
     edges)."""
-    from graphkern import _sparse_caches, _sparse_plan
+    from graphkern import _sparse_caches
 
     g = gk.graph.kronecker(12)
     rng = np.random.default_rng(4)
     x = rng.random((g.num_src, 32), dtype=np.float32)
     w1 = rng.random((g.num_edges, 1), dtype=np.float32)
-    monkeypatch.setattr(_sparse_plan, "_BLOCKED_MIN_EDGES", 0)
-    monkeypatch.setattr(_sparse_caches, "_L2_BYTES", 64 << 10)
-    hub_ids, share = _sparse_caches.hub_sources(g, _sparse_caches.hub_capacity(128))
-    assert hub_ids.size == 128 and share >= _sparse_plan._HUB_MIN_EDGE_SHARE
-    assert np.all(np.diff(hub_ids) > 0)
-    assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_blocked_hubs_copy_lhs_sum"
-    assert _spmm_plan(g, "mul", "mean", x, w1).kernel == "spmm_blocked_hubs_mul_mean"
-    assert _spmm_plan(g, "copy_lhs", "max", x, None).kernel == "spmm_blocked_hubs_copy_lhs_max"
-    # not: rows of one vector (F = 16), arg outputs (their ties keep source order), copy_rhs (reads
-    # no x), edge rows wider than 16 bytes (the permutation into CSC order would not pay)
-    assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel == "spmm_blocked_copy_lhs_sum"
-    plan = gk.explain(g, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat_bytes=x.nbytes, out_chunks=2)
-    assert plan.kernel == "spmm_csc_copy_lhs_max_arg"
-    assert not _spmm_plan(g, "copy_rhs", "sum", None, x[:g.num_edges]).kernel.startswith("spmm_blocked_hubs")
-    assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel == "spmm_blocked_mul_sum"
-    wide = rng.random((g.num_edges, 32), dtype=np.float32)
-    assert _spmm_plan(g, "mul", "sum", x, wide).kernel == "spmm_csc_mul_sum"
-    np.testing.assert_allclose(gk.spmm(g, "mul", "sum", x, wide), gk.spmm(g, "mul", "sum", x, wide,
-                                                                          format="csc"))
-    monkeypatch.setattr(_sparse_plan, "_HUB_MIN_EDGE_SHARE", 0.9)
-    # hubs that carry too few edges: no split, and F = 32 stays on the CSC
-    assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_csc_copy_lhs_sum"
+    with gk.tuned(blocked_min_edges=0, l2_cache_bytes=64 << 10):
+        hub_ids, share = _sparse_caches.hub_sources(g, _sparse_caches.hub_capacity(128))
+        assert hub_ids.size == 128 and share >= gk.tuning.current().hub_min_edge_share
+        assert np.all(np.diff(hub_ids) > 0)
+        assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_blocked_hubs_copy_lhs_sum"
+        assert _spmm_plan(g, "mul", "mean", x, w1).kernel == "spmm_blocked_hubs_mul_mean"
+        assert _spmm_plan(g, "copy_lhs", "max", x, None).kernel == "spmm_blocked_hubs_copy_lhs_max"
+        # not: rows of one vector (F = 16), arg outputs (their ties keep source order), copy_rhs (reads
+        # no x), edge rows wider than 16 bytes (the permutation into CSC order would not pay)
+        assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel == "spmm_blocked_copy_lhs_sum"
+        plan = gk.explain(g, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat_bytes=x.nbytes,
+                          out_chunks=2)
+        assert plan.kernel == "spmm_csc_copy_lhs_max_arg"
+        assert not _spmm_plan(g, "copy_rhs", "sum", None, x[:g.num_edges]).kernel.startswith("spmm_blocked_hubs")
+        assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel == "spmm_blocked_mul_sum"
+        wide = rng.random((g.num_edges, 32), dtype=np.float32)
+        assert _spmm_plan(g, "mul", "sum", x, wide).kernel == "spmm_csc_mul_sum"
+        np.testing.assert_allclose(gk.spmm(g, "mul", "sum", x, wide), gk.spmm(g, "mul", "sum", x, wide,
+                                                                              format="csc"))
+        # hubs that carry too few edges: no split, and F = 32 stays on the CSC
+        with gk.tuned(hub_min_edge_share=0.9):
+            assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_csc_copy_lhs_sum"
 
 
 def test_hub_split_kernel_reads_edge_rows_by_id_or_in_its_order(hub_split):

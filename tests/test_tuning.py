@@ -7,13 +7,15 @@ import os
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import graphkern as gk
-from graphkern import _fair_share, tuning
+from graphkern import _fair_share, _memory, _sparse_caches, tuning
+from graphkern._bfs_result import _SerialLevels
 
 
 def test_defaults_are_in_force_and_every_knob_is_documented():
@@ -76,7 +78,7 @@ def test_environment_text_is_parsed_by_knob_type():
             tuning.from_environment(f"fair_share_refresh_s=1,{entry}")
         message = str(info.value)
         assert message.startswith(f"GRAPHKERN_TUNING: bad entry {entry!r}") and why in message
-        assert "the knobs are: fair_share_refresh_s" in message
+        assert "fair_share_refresh_s" in message.partition("the knobs are: ")[2]
 
 
 def _run(code: str, value: str) -> subprocess.CompletedProcess:
@@ -92,7 +94,7 @@ def test_environment_variable_is_read_at_import_in_a_new_process():
     bad = _run(code, "fair_share_refresh_s=0.5,refresh=1")
     assert bad.returncode != 0
     assert "GRAPHKERN_TUNING: bad entry 'refresh=1' (unknown knob 'refresh')" in bad.stderr
-    assert "the knobs are: fair_share_refresh_s" in bad.stderr
+    assert "fair_share_refresh_s" in bad.stderr.partition("the knobs are: ")[2]
 
 
 @pytest.mark.skipif(not _fair_share._enabled, reason="the fair-share rule is off here (GRAPHKERN_FAIR_SHARE=0 or "
@@ -126,3 +128,207 @@ def test_incremental_knobs_decide_when_an_update_searches_afresh():
     assert not full_search_after_cutting_the_chain()  # 99 relabelled: under the limit of 256 vertices
     assert full_search_after_cutting_the_chain(incremental_min_limit=1)  # limit max(0.05 * 100, 1) = 5
     assert not full_search_after_cutting_the_chain(incremental_min_limit=1, incremental_fallback_fraction=1.0)
+
+
+# ------------------------------------------------------------------------------ sparse kernels (CPU)
+
+def _source_ordered(scale: int):
+    """A Kronecker graph whose edges are listed by source, so the CSC's rows are in source order (what the
+    blocked paths need)."""
+    src, dst = gk.graph.kronecker(scale).edges()
+    order = np.argsort(src, kind="stable")
+    return gk.Graph.from_coo(src[order], dst[order], num_nodes=1 << scale)
+
+
+def test_l2_and_edge_floor_knobs_decide_the_blocked_spmm():
+    g = _source_ordered(8)  # 256 vertices, about 4,000 edges: under the floor, x in any real L2
+    x_bytes = g.num_src * 16 * 4
+
+    def kernel(**knobs):
+        with gk.tuned(**knobs):
+            return gk.explain(g, "spmm", op="copy_lhs", reduce="sum", ufeat_bytes=x_bytes, out_chunks=1).kernel
+
+    assert kernel() == "spmm_csc_copy_lhs_sum"
+    assert kernel(l2_cache_bytes=8) == "spmm_csc_copy_lhs_sum"  # still under the edge floor
+    assert kernel(l2_cache_bytes=8, blocked_min_edges=0) == "spmm_blocked_copy_lhs_sum"
+    assert kernel(l2_cache_bytes=x_bytes, blocked_min_edges=0) == "spmm_csc_copy_lhs_sum"  # x fits the 'L2'
+    with gk.tuned(l2_cache_bytes=12345):
+        assert _sparse_caches.cache_bytes() == 12345
+    with gk.tuned(l2_cache_bytes=0):
+        assert _sparse_caches.cache_bytes() >= 1024  # the machine's, as the system gives it
+
+
+def test_hub_knobs_decide_the_hub_split():
+    g = gk.graph.kronecker(12)
+    x_bytes = g.num_src * 32 * 4  # F = 32 float32: two vector chunks
+
+    def kernel(op="copy_lhs", edge_row_bytes=None, **knobs):
+        with gk.tuned(blocked_min_edges=0, l2_cache_bytes=64 << 10, **knobs):
+            return gk.explain(g, "spmm", op=op, reduce="sum", ufeat_bytes=x_bytes, edge_row_bytes=edge_row_bytes,
+                              out_chunks=2).kernel
+
+    assert kernel() == "spmm_blocked_hubs_copy_lhs_sum"
+    assert kernel(hub_min_edge_share=0.9) == "spmm_csc_copy_lhs_sum"  # the hubs carry too few edges
+    assert kernel(hub_l2_share=1e-9) == "spmm_csc_copy_lhs_sum"  # no hub row fits its share of the L2
+    with gk.tuned(l2_cache_bytes=64 << 10, hub_l2_share=0.5):
+        assert _sparse_caches.hub_capacity(128) == 256
+    # edge rows of 64 bytes are too wide to be permuted for the split, unless the knob says otherwise
+    assert kernel("mul", 64) == "spmm_csc_mul_sum"
+    assert kernel("mul", 64, edge_rows_to_blocks_max_bytes=64) == "spmm_blocked_hubs_mul_sum"
+
+
+def test_sddmm_row_bytes_knob_decides_the_blocked_sddmm():
+    g = _source_ordered(8)
+
+    def kernel(out_row_bytes, **knobs):
+        with gk.tuned(blocked_min_edges=0, l2_cache_bytes=64, **knobs):
+            return gk.explain(g, "sddmm", op="dot", lhs_target="u", rhs_target="v", lhs_bytes=1 << 20,
+                              rhs_bytes=1 << 20, out_row_bytes=out_row_bytes).kernel
+
+    assert kernel(16) == "sddmm_blocked_u_dot_v"
+    assert kernel(32) == "sddmm_csr_u_dot_v"
+    assert kernel(32, sddmm_blocked_max_row_bytes=32) == "sddmm_blocked_u_dot_v"
+
+
+def test_min_blocks_knob_decides_whether_edge_rows_are_put_in_block_order():
+    g = _source_ordered(8)
+    rng = np.random.default_rng(0)
+    x = rng.random((g.num_src, 4), dtype=np.float32)
+    w = rng.random((g.num_edges, 1), dtype=np.float32)
+    results = {}
+    for min_blocks in (1, 10**9):
+        g._cache.clear()
+        with gk.tuned(blocked_min_edges=0, l2_cache_bytes=1024, edge_rows_to_blocks_min_blocks=min_blocks):
+            assert gk.explain(g, "spmm", op="mul", reduce="sum", ufeat_bytes=x.nbytes, edge_row_bytes=4,
+                              out_chunks=1).kernel == "spmm_blocked_mul_sum"
+            results[min_blocks] = gk.spmm(g, "mul", "sum", x, w)
+        reordered = any(key[0] == "dst_block_slots" for key in g._cache)
+        assert reordered == (min_blocks == 1)
+    np.testing.assert_array_equal(results[1], results[10**9])
+
+
+def test_parts_per_thread_knob_sets_the_row_bounds():
+    import numba
+
+    g = _source_ordered(8)
+    indptr = g.csc().indptr
+    threads = numba.get_num_threads()
+    for per_thread in (1, 3):
+        with gk.tuned(parts_per_thread=per_thread):
+            bounds = _sparse_caches.row_bounds(g, "csc", indptr)
+        assert bounds.size - 1 == threads * per_thread  # 256 rows: enough for every part
+
+
+def test_block_sets_kept_knob_bounds_the_cached_block_sets():
+    holder = types.SimpleNamespace(_cache={})
+    for kept in (1, 2):
+        holder._cache.clear()
+        with gk.tuned(block_sets_kept=kept):
+            for height in (8, 16, 32):
+                _sparse_caches._cache_recent(holder, ("dst_blocks",), ("dst_blocks", height), height)
+        assert sorted(holder._cache.values()) == ([32] if kept == 1 else [16, 32])
+
+
+# ------------------------------------------------------------------------------------------ BFS (CPU)
+
+def _path(n: int):
+    return gk.graph.undirected(np.arange(n - 1), np.arange(1, n), n)
+
+
+def test_batch_knob_decides_whether_sources_run_batched():
+    g = gk.graph.kronecker(8)
+    assert "multi_source" not in {r.algorithm for r in gk.bfs(g, sources=[0, 1])}
+    with gk.tuned(bfs_batch_min_sources=2):
+        batched = gk.bfs(g, sources=[0, 1])
+    assert {r.algorithm for r in batched} == {"multi_source"}
+    for r, source in zip(batched, (0, 1)):
+        np.testing.assert_array_equal(r.levels, gk.bfs(g, source).levels)
+
+
+def test_push_knob_decides_the_batched_levels_direction():
+    g = gk.graph.kronecker(8)
+
+    def modes(push_below):
+        with gk.tuned(bfs_multi_push_below=push_below):
+            return {step[1] for step in gk.bfs(g, sources=list(range(8)), batch=True)[0].trace}
+
+    assert modes(10**9) == {"pull"}  # no frontier has under num_edges / 10**9 out-edges
+    assert "push" in modes(1)
+
+
+def test_serial_knobs_decide_how_small_levels_run(monkeypatch):
+    from graphkern.kernels.cpu import bfs_serial
+
+    g = _path(200)
+    runs = lambda r: sum(isinstance(s, _SerialLevels) for s in r._steps)  # noqa: E731
+    assert runs(gk.bfs(g, 0)) == 1  # 199 one-vertex levels, one serial call
+    with gk.tuned(bfs_serial_levels_per_call=50):
+        assert runs(gk.bfs(g, 0)) == 4  # at most 50 levels a call
+    with gk.tuned(bfs_serial_level_edges=0):
+        r = gk.bfs(g, 0)
+    assert runs(r) == 0 and {step[1] for step in r.trace} == {"top_down"}  # every level a parallel step
+    recorded = []
+    for name in ("record_serial_levels", "record_serial_levels_one_thread"):
+        real = getattr(bfs_serial, name)
+        monkeypatch.setattr(bfs_serial, name, lambda *a, real=real, name=name: recorded.append(name) or real(*a))
+    gk.bfs(g, 0)
+    with gk.tuned(bfs_parallel_record_from=1):
+        gk.bfs(g, 0)
+    assert recorded == ["record_serial_levels_one_thread", "record_serial_levels"]
+
+
+def test_top_down_knobs_decide_the_step_a_level_runs(monkeypatch):
+    from graphkern.kernels.cpu import bfs as bfs_kernels
+
+    g = _path(200)  # every level's frontier has at most two out-edges
+    want = gk.bfs(g, 0, algorithm="top_down").levels
+    calls = []
+    for name in ("top_down_step_slots", "top_down_step_private", "top_down_step"):
+        real = getattr(bfs_kernels, name)
+
+        def spy(*args, real=real, name=name):
+            stale = name == "top_down_step" and not np.shares_memory(args[8], args[9])  # gathers `before`
+            calls.append(name + (" (map before the level)" if stale else ""))
+            return real(*args)
+
+        monkeypatch.setattr(bfs_kernels, name, spy)
+
+    def steps(**knobs):
+        calls.clear()
+        with gk.tuned(bfs_serial_level_edges=0, **knobs):
+            np.testing.assert_array_equal(gk.bfs(g, 0, algorithm="top_down").levels, want)
+        return set(calls)
+
+    assert steps() == {"top_down_step_slots"}  # every level under n / 16 out-edges
+    assert steps(bfs_slots_below=10**9) == {"top_down_step_private"}
+    shared = dict(bfs_slots_below=10**9, bfs_private_maps_max_bytes=0)
+    # the live map while vertices can still be claimed (the last level, with none left, takes the map before it)
+    assert "top_down_step" in steps(**shared, bfs_stale_gather_edges_per_claim=1 << 60)
+    assert steps(**shared, bfs_stale_gather_edges_per_claim=0) == {"top_down_step (map before the level)"}
+
+
+def test_skew_knob_decides_whether_the_hub_index_is_built():
+    from graphkern import traversal
+
+    indptr = _path(50).csr().indptr  # degrees 1 and 2: not skewed
+    assert not traversal._degrees_skewed(indptr)
+    with gk.tuned(bfs_hub_min_skew=1):
+        assert traversal._degrees_skewed(indptr)
+
+
+# ---------------------------------------------------------------------------------- output memory
+
+@pytest.mark.skipif(not _memory._enabled(), reason="no huge-page maps on this platform (or GRAPHKERN_HUGE_PAGES=0)")
+def test_memory_knobs_decide_what_goes_on_huge_pages_and_what_the_pool_keeps(monkeypatch):
+    monkeypatch.setattr(_memory, "_pool", {})  # an empty pool (state, not a knob)
+    assert _memory.zeros(1 << 16, np.uint8).flags.owndata  # 64 KB: a plain NumPy array
+    with gk.tuned(huge_page_min_bytes=1 << 16):
+        mapped = _memory.zeros(1 << 16, np.uint8)
+        assert not mapped.flags.owndata  # over a map
+        with gk.tuned(pool_bytes=0):
+            del mapped  # no room in the pool: unmapped
+        assert _memory._pool == {}
+        mapped = _memory.zeros(1 << 16, np.uint8)
+        del mapped
+    assert sum(len(maps) for maps in _memory._pool.values()) == 1
+    _memory.release_pool()

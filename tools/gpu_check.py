@@ -18,8 +18,8 @@ finishes and ``--json`` is rewritten after every row. The exit status is 0 when 
 1 when some row was wrong or raised, 2 when the toolchain probe failed.
 
 ``--quick`` lowers the thresholds that send hub rows, long segments and wide windows to their own kernels
-(:data:`QUICK_THRESHOLDS`), so that every kernel of ``graphkern.kernels.cuda`` runs at its tiny sizes
-(tests/cuda/test_gpu_check.py checks that in the simulator).
+(:data:`QUICK_KNOBS` and :data:`QUICK_THRESHOLDS`), so that every kernel of ``graphkern.kernels.cuda``
+runs at its tiny sizes (tests/cuda/test_gpu_check.py checks that in the simulator).
 
 Targets (met / not met in the last column): copy_u_sum at F = 64 at least cuSPARSE's csr @ dense on the
 same graph; u_dot_v at F = 128 at least 60% of its bandwidth floor; the count sort at least 40% of the
@@ -526,12 +526,8 @@ class Check:
     def bfs_per_phase(self, roots):
         """The search without a cooperative launch: the same phases as separate launches (the path of a
         device or driver that refuses cooperative launches)."""
-        from graphkern import _bfs_cuda
-
         gk = self.gk
-        saved = _bfs_cuda.COOPERATIVE
-        _bfs_cuda.COOPERATIVE = False
-        try:
+        with gk.tuned(cuda_bfs_cooperative=0):
             for algorithm in ("direction_optimizing", "spmsv"):
                 fn = lambda: gk.bfs(self.dg, int(roots[0]), algorithm=algorithm, backend="cuda")
                 first, seconds = self.time(fn)
@@ -542,8 +538,6 @@ class Check:
                 self.report.add(f"bfs {algorithm} (per-phase launches)", f"root {int(roots[0])}",
                                 agrees=np.array_equal(res.levels.copy_to_host(), self.bfs_levels), first=first,
                                 seconds=seconds, measure=f"levels {len(res.trace)}")
-        finally:
-            _bfs_cuda.COOPERATIVE = saved
 
     def segment(self):
         """segment_mm, gather_mm and segment_mm's backward (the relational layers' kernels) against the CPU."""
@@ -675,9 +669,7 @@ class Check:
                         + ("" if backward else "; backward differs"))
 
     def hub_degree(self) -> int:
-        from graphkern.kernels.cuda import spmm
-
-        return int(spmm.HUB_DEGREE)
+        return self.gk.tuning.current().cuda_spmm_hub_degree
 
     def run(self):
         args, r = self.args, self.report
@@ -716,30 +708,31 @@ class Check:
 FAMILIES = ("sort", "spmm", "sddmm", "softmax", "bfs", "segment", "torch", "gpma")  # gpma needs no static graph
 
 
-# At --quick sizes no row is a hub: these module thresholds are lowered so that every hub path runs too
-# (module, name, value); a name a module does not have is skipped, so the list may run ahead of the code.
+# At --quick sizes no row is a hub: these knobs (graphkern.tuning) are lowered so that every hub path runs too
+QUICK_KNOBS = {
+    "cuda_spmm_hub_degree": 16, "cuda_spmm_chunk_edges": 12,
+    "cuda_softmax_small_degree": 2, "cuda_softmax_hub_degree": 6, "cuda_softmax_chunk_edges": 16,
+    "cuda_bfs_push_group_degree": 3, "cuda_bfs_push_block_degree": 6, "cuda_bfs_push_grid_degree": 12,
+    "cuda_bfs_pull_group_degree": 3, "cuda_bfs_pull_grid_degree": 12,
+    "cuda_segment_backward_chunk_rows": 64,
+}
+# and these module thresholds (module, name, value); a name a module does not have is skipped, so the list
+# may run ahead of the code.
 QUICK_THRESHOLDS = [
-    ("graphkern.kernels.cuda.spmm", "HUB_DEGREE", 16),
-    ("graphkern.kernels.cuda.spmm", "CHUNK_EDGES", 12),
-    ("graphkern.kernels.cuda.edge_softmax", "SMALL_DEGREE", 2),
-    ("graphkern.kernels.cuda.edge_softmax", "HUB_DEGREE", 6),
-    ("graphkern.kernels.cuda.edge_softmax", "CHUNK_EDGES", 16),
-    ("graphkern.kernels.cuda.bfs", "PUSH_GROUP_DEGREE", 3),
-    ("graphkern.kernels.cuda.bfs", "PUSH_BLOCK_DEGREE", 6),
-    ("graphkern.kernels.cuda.bfs", "PUSH_GRID_DEGREE", 12),
-    ("graphkern.kernels.cuda.bfs", "PULL_GROUP_DEGREE", 3),
-    ("graphkern.kernels.cuda.bfs", "PULL_GRID_DEGREE", 12),
-    ("graphkern.kernels.cuda.segment_mm", "BACKWARD_CHUNK_ROWS", 64),
     ("graphkern.graph.dynamic_cuda", "SMALL_WINDOW", 16),
     ("graphkern.graph.dynamic_cuda", "WIDE_WINDOW", 64),
 ]
 
 
 def lower_hub_thresholds() -> list[str]:
-    """Lower :data:`QUICK_THRESHOLDS`; returns what was changed."""
+    """Lower :data:`QUICK_KNOBS` (for the rest of the process: the ``gk.tuned`` block is entered and left
+    open) and :data:`QUICK_THRESHOLDS`; returns what was changed."""
     import importlib
 
-    changed = []
+    import graphkern as gk
+
+    gk.tuned(**QUICK_KNOBS).__enter__()
+    changed = [f"{name}={value}" for name, value in QUICK_KNOBS.items()]
     for module_name, name, value in QUICK_THRESHOLDS:
         module = importlib.import_module(module_name)
         if hasattr(module, name):

@@ -64,29 +64,23 @@ class UniformBFS:
 
 class TopDownSharedMap:
     """Top-down on one shared visited map (compare-and-swap claims), the path for thread counts whose
-    private maps would pass ``graphkern.traversal.PRIVATE_MAPS_MAX_BYTES``; tracked next to the default."""
+    private maps would pass the knob ``bfs_private_maps_max_bytes``; tracked next to the default."""
 
     params = [[16, 20]]
     param_names = ["scale"]
     timeout = 900
 
     def setup(self, scale):
-        import graphkern.traversal as traversal
-
-        self.traversal, self.limit = traversal, traversal.PRIVATE_MAPS_MAX_BYTES
-        traversal.PRIVATE_MAPS_MAX_BYTES = 0
         BFS.setup(self, scale, "top_down")
 
-    def teardown(self, scale):
-        self.traversal.PRIVATE_MAPS_MAX_BYTES = self.limit
-
     def time_bfs(self, scale):
-        gk.bfs(self.g, self.root, algorithm="top_down")
+        with gk.tuned(bfs_private_maps_max_bytes=0):
+            gk.bfs(self.g, self.root, algorithm="top_down")
 
 
 class HighDiameter:
     """Thousands of small levels, where each level's fixed cost shows: a 1000 x 1000 grid with shuffled ids
-    and a path of 10^5 vertices (small levels run on one thread: ``graphkern.traversal.SERIAL_LEVEL_EDGES``)."""
+    and a path of 10^5 vertices (small levels run on one thread: the knob ``bfs_serial_level_edges``)."""
 
     params = [["grid", "path"], ["direction_optimizing", "top_down"]]
     param_names = ["graph", "algorithm"]

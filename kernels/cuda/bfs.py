@@ -14,9 +14,9 @@ the host waits once per search; :func:`decide_kernel`, :func:`convert_kernel`, :
 
 Work splitting (Merrill's and Gunrock's thread/warp/block/grid expansion): a frontier vertex is queued in
 one of four bins by out-degree, and each bin is expanded by a group of threads of its own width: a
-thread (degree below ``PUSH_GROUP_DEGREE``), a group of ``GROUP_WIDTH`` threads (a warp on a GPU), a
-block (from ``PUSH_BLOCK_DEGREE``), the whole grid (from ``PUSH_GRID_DEGREE``). Pulls split the same way
-by in-degree (a thread, a group from ``PULL_GROUP_DEGREE``, the grid from ``PULL_GRID_DEGREE``), over
+thread (degree below ``thresholds[0]``), a group of ``width`` threads (a warp on a GPU), a block (from
+``thresholds[1]``), the whole grid (from ``thresholds[2]``). Pulls split the same way by in-degree (a
+thread, a group from ``thresholds[3]``, the grid from ``thresholds[4]``), over
 lists of those vertices made once per graph (:func:`list_heavy_in_rows`). Groups are cut from the global
 thread index, so any launch shape is correct (a group never waits for its lanes: the lanes' results meet
 in atomics), and no warp primitive is needed.
@@ -30,14 +30,8 @@ from __future__ import annotations
 
 from numba import cuda
 
-# Tuning constants: `python3 tools/gpu_check.py`, rows "bfs ...", measures them. Tests lower them so
-# that small graphs take every path; they reach the kernels as arguments (not compile-time globals).
-GROUP_WIDTH = 32
-PUSH_GROUP_DEGREE = 32
-PUSH_BLOCK_DEGREE = 1024
-PUSH_GRID_DEGREE = 16384
-PULL_GROUP_DEGREE = 32
-PULL_GRID_DEGREE = 16384
+# The degree thresholds and the group width reach the kernels as arguments (``thresholds``, ``width``),
+# from the knobs cuda_bfs_* of graphkern.tuning (the driver, graphkern/_bfs_cuda.py, reads them).
 
 # algorithms
 DIRECTION_OPTIMIZING, TOP_DOWN, BOTTOM_UP, SPMSV = 0, 1, 2, 3

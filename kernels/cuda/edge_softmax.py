@@ -1,12 +1,13 @@
 """Edge softmax on the GPU over the rows of the CSC (or the CSR for ``norm_by="src"``), fused per row.
 
-The driver sorts the non-empty rows once per graph into three lists by degree (``SMALL_DEGREE``,
-``HUB_DEGREE``), and each list has its own launch:
+The driver sorts the non-empty rows once per graph into three lists by degree (``small_degree``,
+``hub_degree``: :func:`classify_rows`, with the knobs ``cuda_softmax_*`` of graphkern.tuning), and each
+list has its own launch:
 
-``rows_kernel`` with ``width`` 8    rows of at most ``SMALL_DEGREE`` edges, four rows to a warp (a group of
+``rows_kernel`` with ``width`` 8    rows of at most ``small_degree`` edges, four rows to a warp (a group of
                                      8 lanes each), so short rows do not leave most of a warp idle;
-``rows_kernel`` with ``width`` 32   rows up to ``HUB_DEGREE`` edges, one warp each;
-``hub_kernels``                      longer rows, cut into chunks of at most ``CHUNK_EDGES`` edges, a block
+``rows_kernel`` with ``width`` 32   rows up to ``hub_degree`` edges, one warp each;
+``hub_kernels``                      longer rows, cut into chunks of at most ``chunk_edges`` edges, a block
                                      of ``HUB_BLOCK`` threads per chunk: a first kernel stores each
                                      chunk's maximum and sum (block reductions: warp shuffles, then one
                                      slot per warp in shared memory), a second combines the chunks of the
@@ -34,31 +35,24 @@ from .launch import WARP
 from .spmm import block_jit, chunk_rows
 from .warp import group_max, group_sum
 
-# rows of at most this many edges share a warp, in groups of SMALL_WIDTH lanes
-SMALL_DEGREE = 8
+# short rows share a warp in groups of SMALL_WIDTH lanes; hub rows take blocks of HUB_BLOCK threads (a
+# compile-time size: the block reductions' shared arrays). The degree limits are the driver's.
 SMALL_WIDTH = 8
-# rows with more edges than this go to blocks of HUB_BLOCK threads instead of a warp (below it a warp's
-# lanes take at most HUB_DEGREE / 32 edges each per pass). Measured by `python3 tools/gpu_check.py`, row
-# "edge_softmax H=1".
-HUB_DEGREE = 1024
 HUB_BLOCK = 512
-# longer rows are cut into chunks of at most this many edges (16 per thread of a HUB_BLOCK block), each
-# chunk a block, so that a row of 160,000 edges is spread over 20 blocks rather than walked by one
-CHUNK_EDGES = 8192
 _HUB_WARPS = HUB_BLOCK // WARP  # per-warp slots of the block reductions (shared arrays need a constant size)
 
 
-def classify_rows(indptr):
-    """Host side: ``(small_rows, medium_rows, chunks)``: the non-empty rows of at most ``SMALL_DEGREE``
-    and of at most ``HUB_DEGREE`` edges (int64 arrays), and the longer rows cut into chunks of at most
-    ``CHUNK_EDGES`` edges (:func:`.spmm.chunk_rows`)."""
+def classify_rows(indptr, small_degree: int, hub_degree: int, chunk_edges: int):
+    """Host side: ``(small_rows, medium_rows, chunks)``: the non-empty rows of at most ``small_degree``
+    and of at most ``hub_degree`` edges (int64 arrays), and the longer rows cut into chunks of at most
+    ``chunk_edges`` edges (:func:`.spmm.chunk_rows`)."""
     import numpy as np
 
     indptr = np.asarray(indptr, np.int64)
     deg = np.diff(indptr)
-    return (np.flatnonzero((deg > 0) & (deg <= SMALL_DEGREE)),
-            np.flatnonzero((deg > SMALL_DEGREE) & (deg <= HUB_DEGREE)),
-            chunk_rows(indptr, np.flatnonzero(deg > HUB_DEGREE), CHUNK_EDGES))
+    return (np.flatnonzero((deg > 0) & (deg <= small_degree)),
+            np.flatnonzero((deg > small_degree) & (deg <= hub_degree)),
+            chunk_rows(indptr, np.flatnonzero(deg > hub_degree), chunk_edges))
 
 
 @functools.cache

@@ -9,7 +9,8 @@ steps, in cache), so no per-row segment array is built.
 
 ``segment_mm_backward_b`` has a thread per element of ``out[r]`` walk all the rows of segment ``r``: with
 few segments (a few relation types) and long ones that is too few threads for the rows to walk. Where a
-segment is longer than ``BACKWARD_CHUNK_ROWS`` rows the driver cuts the segments into chunks instead
+segment is longer than the driver's chunk length (the knob ``cuda_segment_backward_chunk_rows`` of
+graphkern.tuning) it cuts the segments into chunks instead
 (:func:`chunk_segments`): :func:`segment_mm_backward_b_chunks` sums each chunk (a thread per element of
 each chunk's product) and :func:`segment_mm_backward_b_finish` adds a segment's chunks in chunk order
 (deterministic, like the single pass).
@@ -19,11 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import cuda
-
-# segments longer than this take the chunked backward; chunks have at least this many rows, more where the
-# rows are many, so that the partial products stay near CHUNK_TARGET_ITEMS elements (a GPU's worth of threads)
-BACKWARD_CHUNK_ROWS = 1024
-CHUNK_TARGET_ITEMS = 1 << 20
 
 
 @cuda.jit(device=True, inline=True)

@@ -7,8 +7,10 @@
               first edge as on the CPU. A lane finds its element's operand offsets once per row (the
               broadcast strides are compile-time constants; no division in the edge loop) and takes
               ``UNROLL`` edges at a time: their ids, then their rows, then the in-order combine, so that
-              several row loads are in flight per lane. Rows with more than ``HUB_DEGREE`` in-edges are
-              cut into chunks of ``CHUNK_EDGES`` edges, a block of ``HUB_BLOCK`` threads per chunk: its
+              several row loads are in flight per lane. Rows with more than ``hub_degree`` in-edges are
+              cut into chunks of ``chunk_edges`` edges (both the driver's, from the knobs
+              ``cuda_spmm_hub_degree`` and ``cuda_spmm_chunk_edges`` of graphkern.tuning), a block of
+              ``HUB_BLOCK`` threads per chunk: its
               warps reduce contiguous pieces of the chunk, warp 0 combines them in order into a
               per-chunk partial, and a second kernel combines a row's chunks in order (still
               deterministic, still first-edge ties).
@@ -35,12 +37,9 @@ from ..cpu.spmm import OPS, REDUCERS  # noqa: F401  (the same names on both back
 from .launch import SIMULATED, WARP
 
 _OP_CODE = {name: i for i, name in enumerate(OPS)}
-# rows with more in-edges than this are cut into chunks of at most CHUNK_EDGES edges, each reduced by a
-# block of HUB_BLOCK threads (`python3 tools/gpu_check.py`, rows "copy_u_sum" and "copy_u_max", measure
-# them); a chunk gives each of the block's 16 warps 256 edges
-HUB_DEGREE = 2048
+# threads of the block that reduces a chunk of a hub row (a compile-time size: the block's shared arrays);
+# which rows are hubs and how long a chunk is are the driver's (graphkern.tuning, cuda_spmm_*)
 HUB_BLOCK = 512
-CHUNK_EDGES = 4096
 # edges a lane of the CSC kernels loads at a time (reduce_range spells the four out)
 UNROLL = 4
 

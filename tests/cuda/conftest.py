@@ -100,24 +100,23 @@ CASES = small_cases()
 
 
 @pytest.fixture
-def low_hub_degree(monkeypatch):
+def low_hub_degree():
     """Rows above 16 in-edges go to the block kernels in chunks of 12 edges, so the hub path (several
     chunks per row, a short last one or not) runs on small graphs."""
-    from graphkern.kernels.cuda import spmm
+    import graphkern as gk
 
-    monkeypatch.setattr(spmm, "HUB_DEGREE", 16)
-    monkeypatch.setattr(spmm, "CHUNK_EDGES", 12)
+    with gk.tuned(cuda_spmm_hub_degree=16, cuda_spmm_chunk_edges=12):
+        yield
 
 
 @pytest.fixture
-def low_softmax_degrees(monkeypatch):
+def low_softmax_degrees():
     """Edge softmax: rows of at most 2 edges share a warp, rows above 6 edges go to the block kernels in
     chunks of 16 edges."""
-    from graphkern.kernels.cuda import edge_softmax
+    import graphkern as gk
 
-    monkeypatch.setattr(edge_softmax, "SMALL_DEGREE", 2)
-    monkeypatch.setattr(edge_softmax, "HUB_DEGREE", 6)
-    monkeypatch.setattr(edge_softmax, "CHUNK_EDGES", 16)
+    with gk.tuned(cuda_softmax_small_degree=2, cuda_softmax_hub_degree=6, cuda_softmax_chunk_edges=16):
+        yield
 
 
 def degree_ladder(degrees, seed=0):

@@ -96,14 +96,12 @@ def _path(n=300):
 
 
 @pytest.fixture
-def low_bfs_thresholds(monkeypatch):
+def low_bfs_thresholds():
     """Out- and in-degrees from 3 go to groups, from 6 to a block, from 12 to the grid, groups of 8
     threads: small graphs take every path of the searches."""
-    from graphkern.kernels.cuda import bfs as K
-
-    for name, value in (("PUSH_GROUP_DEGREE", 3), ("PUSH_BLOCK_DEGREE", 6), ("PUSH_GRID_DEGREE", 12),
-                        ("PULL_GROUP_DEGREE", 3), ("PULL_GRID_DEGREE", 12), ("GROUP_WIDTH", 8)):
-        monkeypatch.setattr(K, name, value)
+    with gk.tuned(cuda_bfs_push_group_degree=3, cuda_bfs_push_block_degree=6, cuda_bfs_push_grid_degree=12,
+                  cuda_bfs_pull_group_degree=3, cuda_bfs_pull_grid_degree=12, cuda_bfs_group_width=8):
+        yield
 
 
 def _check(g, source, algorithm, directed=False, **rule):
@@ -129,24 +127,24 @@ def _check(g, source, algorithm, directed=False, **rule):
     return res
 
 
-SHAPES = {"cooperative": (True, None), "cooperative_one_thread": (True, (1, 1)),
-          "cooperative_37_threads": (True, (1, 37)), "phases_3x5": (False, (3, 5)), "phases_default": (False, None)}
+# the knobs of each launch shape: cooperative or per-phase launches, a grid sized to the graph or fixed
+SHAPES = {"cooperative": dict(cuda_bfs_cooperative=1),
+          "cooperative_one_thread": dict(cuda_bfs_cooperative=1, cuda_bfs_launch_blocks=1, cuda_bfs_threads=1),
+          "cooperative_37_threads": dict(cuda_bfs_cooperative=1, cuda_bfs_launch_blocks=1, cuda_bfs_threads=37),
+          "phases_3x5": dict(cuda_bfs_cooperative=0, cuda_bfs_launch_blocks=3, cuda_bfs_threads=5),
+          "phases_default": dict(cuda_bfs_cooperative=0)}
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_hub_paths_under_any_launch_shape(algorithm, shape, low_bfs_thresholds, monkeypatch):
-    from graphkern import _bfs_cuda
-
-    cooperative, launch = SHAPES[shape]
-    monkeypatch.setattr(_bfs_cuda, "COOPERATIVE", cooperative)
-    monkeypatch.setattr(_bfs_cuda, "LAUNCH", launch)
+def test_hub_paths_under_any_launch_shape(algorithm, shape, low_bfs_thresholds):
     g = _two_hubs()
-    for source in (0, 7):
-        _check(g, source, algorithm)
-    _check(g, 0, algorithm, alpha=0.5)  # direction-optimizing and spmsv push from the hubs too
     src, dst, n = CASES["random_300"]()
-    _check(gk.Graph.from_coo(src, dst, num_nodes=n), 0, algorithm, directed=True)
+    with gk.tuned(**SHAPES[shape]):
+        for source in (0, 7):
+            _check(g, source, algorithm)
+        _check(g, 0, algorithm, alpha=0.5)  # direction-optimizing and spmsv push from the hubs too
+        _check(gk.Graph.from_coo(src, dst, num_nodes=n), 0, algorithm, directed=True)
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

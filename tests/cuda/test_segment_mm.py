@@ -90,18 +90,15 @@ def test_chunk_segments_cuts_every_segment_in_row_order():
 
 @pytest.mark.parametrize("shape", [None, (2, 33), (1, 1)])
 @pytest.mark.parametrize("seglen", [[0, 11, 1, 0, 7], [25], [4, 4]])
-def test_backward_b_of_long_segments_in_chunks(seglen, shape, monkeypatch):
+def test_backward_b_of_long_segments_in_chunks(seglen, shape):
     """Segments longer than the chunk threshold (lowered to 3 rows) are summed in chunks and the chunks
     added in order; segments at or below it take the single pass. Both equal the CPU backend."""
     import contextlib
 
-    from graphkern.kernels.cuda import segment_mm as kern
-
-    monkeypatch.setattr(kern, "BACKWARD_CHUNK_ROWS", 3)
     seglen = np.array(seglen)
     n = int(seglen.sum())
     a, dz = _data((n, 3), 5), _data((n, 2), 6)
-    with launch_shape(*shape) if shape else contextlib.nullcontext():
+    with launch_shape(*shape) if shape else contextlib.nullcontext(), gk.tuned(cuda_segment_backward_chunk_rows=3):
         got = segment_mm_backward_b(a, dz, seglen, backend="cuda").copy_to_host()
     want = segment_mm_backward_b(a, dz, seglen)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -15,17 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import to_host_array, type_name
-from ._base import GraphBase
+from ._base import GraphBase, require_host_graph
 from .transform import BatchInfo, edges_by_id
 
 __all__ = ["to_edge_index", "from_dgl", "to_dgl", "from_pyg", "to_pyg"]
-
-
-def _require_graph(g) -> GraphBase:
-    if not isinstance(g, GraphBase):
-        raise TypeError(f"argument 'g': expected a graphkern Graph, found {type_name(g)}")
-    g._require_host("the conversion")
-    return g
 
 
 def to_edge_index(g: GraphBase) -> np.ndarray:
@@ -41,7 +34,7 @@ def to_edge_index(g: GraphBase) -> np.ndarray:
     >>> gk.Graph.from_coo([2, 0], [1, 2]).to_edge_index().tolist()
     [[2, 0], [1, 2]]
     """
-    g = _require_graph(g)
+    g = require_host_graph("g", g, "the conversion")
     src, dst, _ = edges_by_id(g)
     out = np.empty((2, g.num_edges), dtype=np.int64)
     out[0] = src
@@ -122,7 +115,7 @@ def to_dgl(g: GraphBase):
     >>> dg.num_nodes(), dg.edges()[1].tolist()  # doctest: +SKIP
     (3, [1, 2])
     """
-    g = _require_graph(g)
+    g = require_host_graph("g", g, "the conversion")
     torch = _import("torch", "to_dgl()")
     dgl = _import("dgl", "to_dgl()")
     src, dst, _ = edges_by_id(g)
@@ -180,7 +173,7 @@ def to_pyg(g: GraphBase):
     >>> data.edge_index.tolist(), data.num_nodes  # doctest: +SKIP
     ([[0, 1], [1, 2]], 3)
     """
-    g = _require_graph(g)
+    g = require_host_graph("g", g, "the conversion")
     if g.is_block:
         raise ValueError(f"argument 'g': expected a square graph, found a bipartite block with {g.num_src} "
                          f"source and {g.num_dst} destination nodes; use g.to_edge_index() with "

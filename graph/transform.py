@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import INT32_MAX, as_index_array, check_ids_in_range, to_host_array, type_name
-from ._base import GraphBase
+from ._base import GraphBase, require_host_graph
 
 __all__ = ["BatchInfo", "edges_by_id", "add_self_loop", "remove_self_loop", "batch", "unbatch", "node_subgraph",
            "in_subgraph", "batch_num_nodes", "batch_num_edges"]
@@ -52,13 +52,6 @@ class BatchInfo:
 
 
 # ---------------------------------------------------------------------------------------------- helpers
-
-
-def _require_graph(name: str, g) -> GraphBase:
-    if not isinstance(g, GraphBase):
-        raise TypeError(f"argument '{name}': expected a graphkern Graph, found {type_name(g)}")
-    g._require_host("the transform")
-    return g
 
 
 def edges_by_id(g: GraphBase):
@@ -180,7 +173,7 @@ def add_self_loop(g: GraphBase) -> GraphBase:
     >>> g.edges()[0].tolist(), g.edges()[1].tolist()
     ([0, 1, 0, 1, 2], [1, 1, 0, 1, 2])
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     if g.num_src != g.num_dst:
         raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for self-loops, found "
                          f"{g.num_src} source and {g.num_dst} destination nodes")
@@ -216,7 +209,7 @@ def remove_self_loop(g: GraphBase, *, return_eids: bool = False):
     >>> h.edges()[0].tolist(), h.edges()[1].tolist(), kept.tolist()
     ([0, 1], [1, 2], [0, 2])
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     if not isinstance(return_eids, (bool, np.bool_)):
         raise TypeError(f"argument 'return_eids': expected a bool, found {type_name(return_eids)}")
     src, dst, eids = edges_by_id(g)
@@ -262,7 +255,7 @@ def batch(graphs) -> GraphBase:
     if not graphs:
         raise ValueError("argument 'graphs': expected at least one graph, found an empty list")
     for i, g in enumerate(graphs):
-        _require_graph(f"graphs[{i}]", g)
+        require_host_graph(f"graphs[{i}]", g, "the transform")
     infos = [g._batch or BatchInfo.single(g) for g in graphs]
     cat = lambda field: np.concatenate([getattr(info, field) for info in infos])  # noqa: E731
     info = BatchInfo(cat("num_src"), cat("num_dst"), cat("num_edges"), cat("num_edge_ids"),
@@ -309,7 +302,7 @@ def unbatch(g: GraphBase) -> list:
     >>> [part.edges()[1].tolist() for part in gk.unbatch(gk.batch([a, b]))]
     [[1], [1, 0]]
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     info = g._batch or BatchInfo.single(g)
     src, dst, eids = edges_by_id(g)
     src, dst = src.astype(np.int64), dst.astype(np.int64)
@@ -380,7 +373,7 @@ def node_subgraph(g: GraphBase, nodes) -> GraphBase:
     >>> sub.edges()[0].tolist(), sub.edges()[1].tolist(), sub.parent_eids.tolist()
     ([0, 0], [1, 0], [2, 3])
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     if g.num_src != g.num_dst:
         raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for node_subgraph, found "
                          f"{g.num_src} source and {g.num_dst} destination nodes")
@@ -414,7 +407,7 @@ def in_subgraph(g: GraphBase, nodes) -> GraphBase:
     >>> sub.num_nodes, sub.edges()[0].tolist(), sub.parent_eids.tolist()
     (3, [1, 2], [1, 3])
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     nids = _node_ids("nodes", nodes, g.num_dst)
     wanted = np.zeros(g.num_dst, dtype=np.bool_)
     wanted[nids] = True

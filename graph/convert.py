@@ -1,5 +1,9 @@
 """Conversions between a Graph and SciPy sparse arrays or networkx graphs (the Graph methods of the same
-names call these)."""
+names call these).
+
+The constructors take the Graph class as ``cls`` (as graph/_construct.py does) and the other functions a
+graph, so this module needs no import of graph.py, whose methods call it (graph/_base.py).
+"""
 
 from __future__ import annotations
 
@@ -8,18 +12,19 @@ from collections.abc import Iterable
 import numpy as np
 
 from .._validate import to_host_array, type_name
+from ._base import GraphBase
 from ._formats import FORMATS
-from .graph import Graph
 
 __all__ = ["from_scipy", "to_scipy", "from_networkx", "to_networkx"]
 
 
-def from_scipy(matrix, *, idtype=None, formats=None, edge_data: str | None = None) -> Graph:
+def from_scipy(cls, matrix, *, idtype=None, formats=None, edge_data: str | None = None) -> GraphBase:
     """A graph with an edge ``i -> j`` for every stored non-zero ``A[i, j]``.
 
     Edge ids follow the CSR order of ``A`` (row by row, in the stored column order). Explicit zeros are
     not edges; duplicate entries of an unsummed matrix are parallel edges. With ``edge_data="w"`` the
-    values go to ``g.edata["w"]``. The caller's matrix is not modified.
+    values go to ``g.edata["w"]``. The caller's matrix is not modified. ``cls`` is the Graph class
+(:meth:`Graph.from_scipy <graphkern.graph.Graph.from_scipy>` passes it).
 
     Examples
     --------
@@ -53,13 +58,13 @@ def from_scipy(matrix, *, idtype=None, formats=None, edge_data: str | None = Non
         data = csr.data[keep]
     else:
         indptr, indices, data = csr.indptr, csr.indices, csr.data
-    g = Graph._from_compressed("csr", indptr, indices, None, num_cols, idtype, formats, "num_dst")
+    g = cls._from_compressed("csr", indptr, indices, None, num_cols, idtype, formats, "num_dst")
     if edge_data is not None:
         g.edata[edge_data] = np.ascontiguousarray(data)
     return g
 
 
-def to_scipy(g: Graph, fmt: str = "csr", data=None):
+def to_scipy(g: GraphBase, fmt: str = "csr", data=None):
     """The adjacency matrix as a ``scipy.sparse`` array of shape ``(num_src, num_dst)``.
 
     ``data`` is one value per edge, indexed by edge id (default: ones as float32). Parallel edges are
@@ -95,12 +100,13 @@ def to_scipy(g: Graph, fmt: str = "csr", data=None):
     return sp.csc_array((values, b, a), shape=shape)
 
 
-def from_networkx(nx_graph, *, edge_attrs: Iterable[str] = (), idtype=None, formats=None) -> Graph:
+def from_networkx(cls, nx_graph, *, edge_attrs: Iterable[str] = (), idtype=None, formats=None) -> GraphBase:
     """A graph from a networkx graph; node ``i`` is the ``i``-th node of ``nx_graph.nodes``.
 
     Directed graphs keep their edges; an undirected edge ``{u, v}`` becomes ``u -> v`` and ``v -> u``
     (a self-loop once); multigraphs keep parallel edges. Listed edge attributes go to ``g.edata``.
-    The original node labels are in ``g.ndata["label"]`` when they are not ``0..n-1``.
+    The original node labels are in ``g.ndata["label"]`` when they are not ``0..n-1``. ``cls`` is the
+    Graph class (:meth:`Graph.from_networkx <graphkern.graph.Graph.from_networkx>` passes it).
 
     Examples
     --------
@@ -128,7 +134,7 @@ def from_networkx(nx_graph, *, edge_attrs: Iterable[str] = (), idtype=None, form
         back = src != dst
         src, dst = np.concatenate([src, dst[back]]), np.concatenate([dst, src[back]])
         attrs = {k: np.concatenate([v, v[back]]) for k, v in attrs.items()}
-    g = Graph.from_coo(src, dst, num_nodes=len(nodes), idtype=idtype, formats=formats)
+    g = cls.from_coo(src, dst, num_nodes=len(nodes), idtype=idtype, formats=formats)
     g.edata.update(attrs)
     if nodes != list(range(len(nodes))):
         try:
@@ -138,7 +144,7 @@ def from_networkx(nx_graph, *, edge_attrs: Iterable[str] = (), idtype=None, form
     return g
 
 
-def to_networkx(g: Graph):
+def to_networkx(g: GraphBase):
     """A ``networkx.MultiDiGraph`` with nodes ``0..n-1`` and an ``id`` attribute per edge."""
     import networkx as nx
 

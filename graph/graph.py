@@ -22,14 +22,15 @@ import numpy as np
 
 from .._validate import is_device_array, to_host_array
 from ..kernels.cpu import sort as _sort
-from . import _construct
+from . import _construct, convert, interop, transform
 from . import _formats as _fmt  # (Graph.__init__ has an argument named _formats)
+from ._base import GraphBase
 from ._formats import COO, CSC, CSR, FORMATS, normalise_formats
 
 __all__ = ["Graph", "COO", "CSR", "CSC", "FORMATS"]
 
 
-class Graph:
+class Graph(GraphBase):
     """A directed graph (or bipartite block) with stable edge ids and lazily built sparse formats.
 
     Build one with :meth:`from_coo`, :meth:`from_csr`, :meth:`from_csc`, :meth:`from_scipy`,
@@ -167,9 +168,7 @@ class Graph:
     def from_scipy(cls, matrix, *, idtype=None, formats=None, edge_data: str | None = None) -> "Graph":
         """An edge ``i -> j`` per stored non-zero ``A[i, j]``, ids in CSR order; see
         :func:`graphkern.graph.convert.from_scipy`."""
-        from .convert import from_scipy
-
-        return from_scipy(matrix, idtype=idtype, formats=formats, edge_data=edge_data)
+        return convert.from_scipy(cls, matrix, idtype=idtype, formats=formats, edge_data=edge_data)
 
     @classmethod
     def from_edge_index(cls, edge_index, num_nodes=None, *, idtype=None, formats=None) -> "Graph":
@@ -190,9 +189,7 @@ class Graph:
     def from_networkx(cls, nx_graph, *, edge_attrs: Iterable[str] = (), idtype=None, formats=None) -> "Graph":
         """A graph from a networkx graph (undirected edges both ways); see
         :func:`graphkern.graph.convert.from_networkx`."""
-        from .convert import from_networkx
-
-        return from_networkx(nx_graph, edge_attrs=edge_attrs, idtype=idtype, formats=formats)
+        return convert.from_networkx(cls, nx_graph, edge_attrs=edge_attrs, idtype=idtype, formats=formats)
 
     # ------------------------------------------------------------------ properties
 
@@ -501,54 +498,38 @@ class Graph:
 
     def to_scipy(self, fmt: str = "csr", data=None):
         """The adjacency as a ``scipy.sparse`` array; see :func:`graphkern.graph.convert.to_scipy`."""
-        from .convert import to_scipy
-
-        return to_scipy(self, fmt, data)
+        return convert.to_scipy(self, fmt, data)
 
     def to_networkx(self):
         """A ``networkx.MultiDiGraph`` with an ``id`` per edge; see :func:`graphkern.graph.convert.to_networkx`."""
-        from .convert import to_networkx
-
-        return to_networkx(self)
+        return convert.to_networkx(self)
 
     # ------------------------------------------------------------------ transforms and interop
     # thin wrappers: the implementations and their examples are in graph/transform.py and graph/interop.py
 
     def add_self_loop(self) -> "Graph":
         """One self-loop per node appended after the edges; see :func:`graphkern.graph.transform.add_self_loop`."""
-        from .transform import add_self_loop
-
-        return add_self_loop(self)
+        return transform.add_self_loop(self)
 
     def remove_self_loop(self, *, return_eids: bool = False):
         """Self-loops dropped, edge ids compacted; see :func:`graphkern.graph.transform.remove_self_loop`."""
-        from .transform import remove_self_loop
-
-        return remove_self_loop(self, return_eids=return_eids)
+        return transform.remove_self_loop(self, return_eids=return_eids)
 
     def node_subgraph(self, nodes) -> "Graph":
         """The subgraph induced by ``nodes``; see :func:`graphkern.graph.transform.node_subgraph`."""
-        from .transform import node_subgraph
-
-        return node_subgraph(self, nodes)
+        return transform.node_subgraph(self, nodes)
 
     def in_subgraph(self, nodes) -> "Graph":
         """All nodes, the in-edges of ``nodes``; see :func:`graphkern.graph.transform.in_subgraph`."""
-        from .transform import in_subgraph
-
-        return in_subgraph(self, nodes)
+        return transform.in_subgraph(self, nodes)
 
     def batch_num_nodes(self, side: str | None = None) -> np.ndarray:
         """Node counts per part (int64); see :func:`graphkern.graph.transform.batch_num_nodes`."""
-        from .transform import batch_num_nodes
-
-        return batch_num_nodes(self, side)
+        return transform.batch_num_nodes(self, side)
 
     def batch_num_edges(self) -> np.ndarray:
         """Edge counts per part (int64); see :func:`graphkern.graph.transform.batch_num_edges`."""
-        from .transform import batch_num_edges
-
-        return batch_num_edges(self)
+        return transform.batch_num_edges(self)
 
     @property
     def batch_size(self) -> int:
@@ -557,32 +538,22 @@ class Graph:
 
     def to_edge_index(self) -> np.ndarray:
         """PyG's ``(2, E)`` int64 edge index in edge-id order; see :func:`graphkern.graph.interop.to_edge_index`."""
-        from .interop import to_edge_index
-
-        return to_edge_index(self)
+        return interop.to_edge_index(self)
 
     @classmethod
     def from_dgl(cls, dg, *, idtype=None, formats=None) -> "Graph":
         """A graph from a DGL graph or block, edge ids kept; see :func:`graphkern.graph.interop.from_dgl`."""
-        from .interop import from_dgl
-
-        return from_dgl(dg, idtype=idtype, formats=formats)
+        return interop.from_dgl(cls, dg, idtype=idtype, formats=formats)
 
     def to_dgl(self):
         """A ``dgl.graph`` (or block) with the same edge ids; see :func:`graphkern.graph.interop.to_dgl`."""
-        from .interop import to_dgl
-
-        return to_dgl(self)
+        return interop.to_dgl(self)
 
     @classmethod
     def from_pyg(cls, data, *, num_nodes=None, idtype=None, formats=None) -> "Graph":
         """A graph from a PyG ``Data`` (duck-typed); see :func:`graphkern.graph.interop.from_pyg`."""
-        from .interop import from_pyg
-
-        return from_pyg(data, num_nodes=num_nodes, idtype=idtype, formats=formats)
+        return interop.from_pyg(cls, data, num_nodes=num_nodes, idtype=idtype, formats=formats)
 
     def to_pyg(self):
         """A ``torch_geometric.data.Data``; see :func:`graphkern.graph.interop.to_pyg`."""
-        from .interop import to_pyg
-
-        return to_pyg(self)
+        return interop.to_pyg(self)

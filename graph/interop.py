@@ -5,6 +5,9 @@ of the PyG ``edge_index`` it converts to or from, so edge features indexed by ed
 a permutation. ``dgl``, ``torch`` and ``torch_geometric`` are imported inside the functions that need
 them, never when graphkern is imported; :func:`from_dgl` and :func:`from_pyg` are duck-typed and import
 nothing.
+
+The constructors take the Graph class as ``cls`` and the other functions a graph, so this module needs no
+import of graph.py, whose methods call it (graph/_base.py).
 """
 
 from __future__ import annotations
@@ -12,20 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._validate import to_host_array, type_name
-from .graph import Graph
+from ._base import GraphBase, require_host_graph
 from .transform import BatchInfo, edges_by_id
 
 __all__ = ["to_edge_index", "from_dgl", "to_dgl", "from_pyg", "to_pyg"]
 
 
-def _require_graph(g) -> Graph:
-    if not isinstance(g, Graph):
-        raise TypeError(f"argument 'g': expected a graphkern Graph, found {type_name(g)}")
-    g._require_host("the conversion")
-    return g
-
-
-def to_edge_index(g: Graph) -> np.ndarray:
+def to_edge_index(g: GraphBase) -> np.ndarray:
     """PyG's edge index: a ``(2, E)`` int64 NumPy array whose column ``i`` is edge ``i`` (``src``, ``dst``).
 
     The inverse of :meth:`Graph.from_edge_index`. With unused edge ids (``num_edge_ids > num_edges``) the
@@ -38,7 +34,7 @@ def to_edge_index(g: Graph) -> np.ndarray:
     >>> gk.Graph.from_coo([2, 0], [1, 2]).to_edge_index().tolist()
     [[2, 0], [1, 2]]
     """
-    g = _require_graph(g)
+    g = require_host_graph("g", g, "the conversion")
     src, dst, _ = edges_by_id(g)
     out = np.empty((2, g.num_edges), dtype=np.int64)
     out[0] = src
@@ -51,7 +47,7 @@ def _torch_idtype_to_numpy(idtype):
     return name if name in ("int32", "int64") else None
 
 
-def from_dgl(dg, *, idtype=None, formats=None) -> Graph:
+def from_dgl(cls, dg, *, idtype=None, formats=None) -> GraphBase:
     """A graph from a DGL graph, bipartite graph or block (message flow graph), edge ids kept.
 
     Edge ``i`` is DGL's edge ``i`` (``dg.edges(order="eid")``). A block or a one-relation bipartite
@@ -60,6 +56,7 @@ def from_dgl(dg, *, idtype=None, formats=None) -> Graph:
     ``dg.idtype`` unless ``idtype`` is given. A batched DGL graph stays batched (its ``batch_num_nodes``
     and ``batch_num_edges``). Node and edge features are not copied: they are indexed the same way in
     both libraries. Graphs with more than one edge type raise ``ValueError``; CUDA graphs stay on the GPU.
+``cls`` is the Graph class (:meth:`Graph.from_dgl <graphkern.graph.Graph.from_dgl>` passes it).
 
     Examples
     --------
@@ -69,7 +66,7 @@ def from_dgl(dg, *, idtype=None, formats=None) -> Graph:
     [1, 2]
     """
     needed = ("edges", "num_src_nodes", "num_dst_nodes", "canonical_etypes", "idtype")
-    if isinstance(dg, Graph) or not all(hasattr(dg, name) for name in needed):
+    if isinstance(dg, GraphBase) or not all(hasattr(dg, name) for name in needed):
         raise TypeError(f"argument 'dg': expected a dgl.DGLGraph, found {type_name(dg)}")
     etypes = list(dg.canonical_etypes)
     if len(etypes) != 1:
@@ -81,7 +78,7 @@ def from_dgl(dg, *, idtype=None, formats=None) -> Graph:
     num_nodes = (num_src, num_dst) if bipartite else num_src
     if idtype is None:
         idtype = _torch_idtype_to_numpy(dg.idtype)
-    g = Graph.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype, formats=formats)
+    g = cls.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype, formats=formats)
     size = int(getattr(dg, "batch_size", 1))
     if size > 1 and not bipartite:
         # the counts live on the graph's device; .cpu() brings a CUDA graph's back (they are small)
@@ -102,7 +99,7 @@ def _import(module: str, purpose: str):
                           f"({exc}); install it with: pip install {package}") from exc
 
 
-def to_dgl(g: Graph):
+def to_dgl(g: GraphBase):
     """A DGL graph with the same nodes and the same edge ids: edge ``i`` here is DGL's edge ``i``.
 
     A square graph becomes ``dgl.graph(..., num_nodes=n)``; a bipartite block becomes
@@ -118,7 +115,7 @@ def to_dgl(g: Graph):
     >>> dg.num_nodes(), dg.edges()[1].tolist()  # doctest: +SKIP
     (3, [1, 2])
     """
-    g = _require_graph(g)
+    g = require_host_graph("g", g, "the conversion")
     torch = _import("torch", "to_dgl()")
     dgl = _import("dgl", "to_dgl()")
     src, dst, _ = edges_by_id(g)
@@ -134,12 +131,13 @@ def to_dgl(g: Graph):
     return dg
 
 
-def from_pyg(data, *, num_nodes=None, idtype=None, formats=None) -> Graph:
+def from_pyg(cls, data, *, num_nodes=None, idtype=None, formats=None) -> GraphBase:
     """A graph from a PyG ``Data`` (anything with ``edge_index`` and ``num_nodes``); edge ``i`` is column
     ``i`` of ``edge_index``.
 
     ``num_nodes`` overrides ``data.num_nodes`` (an int, or ``(num_src, num_dst)`` for a bipartite block);
-    when both are missing it is inferred from the ids. ``torch_geometric`` is not imported.
+    when both are missing it is inferred from the ids. ``torch_geometric`` is not imported. ``cls`` is the
+    Graph class (:meth:`Graph.from_pyg <graphkern.graph.Graph.from_pyg>` passes it).
 
     Examples
     --------
@@ -160,10 +158,10 @@ def from_pyg(data, *, num_nodes=None, idtype=None, formats=None) -> Graph:
         num_nodes = getattr(data, "num_nodes", None)
     if num_nodes is not None and hasattr(num_nodes, "item") and not isinstance(num_nodes, np.ndarray):
         num_nodes = num_nodes.item()  # a 0-d tensor
-    return Graph.from_edge_index(edge_index, num_nodes=num_nodes, idtype=idtype, formats=formats)
+    return cls.from_edge_index(edge_index, num_nodes=num_nodes, idtype=idtype, formats=formats)
 
 
-def to_pyg(g: Graph):
+def to_pyg(g: GraphBase):
     """A ``torch_geometric.data.Data`` with ``edge_index`` (int64, column ``i`` is edge ``i``) and
     ``num_nodes``. Needs ``torch_geometric``; a bipartite block has no ``Data`` form (``ValueError``:
     use :func:`to_edge_index` with ``size=(num_src, num_dst)`` in the layer).
@@ -175,7 +173,7 @@ def to_pyg(g: Graph):
     >>> data.edge_index.tolist(), data.num_nodes  # doctest: +SKIP
     ([[0, 1], [1, 2]], 3)
     """
-    g = _require_graph(g)
+    g = require_host_graph("g", g, "the conversion")
     if g.is_block:
         raise ValueError(f"argument 'g': expected a square graph, found a bipartite block with {g.num_src} "
                          f"source and {g.num_dst} destination nodes; use g.to_edge_index() with "

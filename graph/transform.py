@@ -10,6 +10,9 @@ follow DGL's rules (:doc:`docs/interop.md <interop>` lists them with the places 
   the parent ids in ``parent_nids`` / ``parent_eids`` (DGL's ``ndata[dgl.NID]`` / ``edata[dgl.EID]``).
 
 ``g.ndata`` and ``g.edata`` arrays travel with the nodes and edges they describe, as in DGL.
+
+New graphs are built through the class of the graph given (``type(g)``), so this module needs no import
+of graph.py, whose methods call it (graph/_base.py).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import INT32_MAX, as_index_array, check_ids_in_range, to_host_array, type_name
-from .graph import Graph
+from ._base import GraphBase, require_host_graph
 
 __all__ = ["BatchInfo", "edges_by_id", "add_self_loop", "remove_self_loop", "batch", "unbatch", "node_subgraph",
            "in_subgraph", "batch_num_nodes", "batch_num_edges"]
@@ -40,7 +43,7 @@ class BatchInfo:
     is_block: tuple
 
     @staticmethod
-    def single(g: Graph) -> "BatchInfo":
+    def single(g: GraphBase) -> "BatchInfo":
         one = lambda x: np.array([x], dtype=np.int64)  # noqa: E731
         return BatchInfo(one(g.num_src), one(g.num_dst), one(g.num_edges), one(g.num_edge_ids), (g.is_block,))
 
@@ -51,14 +54,7 @@ class BatchInfo:
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def _require_graph(name: str, g) -> Graph:
-    if not isinstance(g, Graph):
-        raise TypeError(f"argument '{name}': expected a graphkern Graph, found {type_name(g)}")
-    g._require_host("the transform")
-    return g
-
-
-def edges_by_id(g: Graph):
+def edges_by_id(g: GraphBase):
     """``(src, dst, eids)`` in ascending edge-id order, ``eids`` int64, from whichever format exists.
 
     Reads the formats already created and builds none, so a transform never changes its input (not even
@@ -89,8 +85,8 @@ def _fit_idtype(idtype: np.dtype, largest: int) -> np.dtype:
     return np.dtype(np.int64) if largest > INT32_MAX else np.dtype(idtype)
 
 
-def _new_graph(like: Graph, src, dst, num_src: int, num_dst: int, *, is_block: bool, idtype=None,
-               eids=None, num_edge_ids=None, allowed=None) -> Graph:
+def _new_graph(like: GraphBase, src, dst, num_src: int, num_dst: int, *, is_block: bool, idtype=None,
+               eids=None, num_edge_ids=None, allowed=None) -> GraphBase:
     """A graph over freshly built arrays (already validated by construction, so not checked again)."""
     num_edges = int(src.size)
     space = num_edges if num_edge_ids is None else int(num_edge_ids)
@@ -99,9 +95,10 @@ def _new_graph(like: Graph, src, dst, num_src: int, num_dst: int, *, is_block: b
     dst = np.ascontiguousarray(dst, dtype=dtype)
     if eids is not None:
         eids = np.ascontiguousarray(eids, dtype=dtype)
-    return Graph(_num_src=num_src, _num_dst=num_dst, _num_edges=num_edges, _num_edge_ids=space, _idtype=dtype,
-                 _allowed=like._allowed if allowed is None else allowed, _formats={"coo": (src, dst, eids)},
-                 _identity=set() if eids is not None else {"coo"}, _is_block=is_block)
+    return type(like)(_num_src=num_src, _num_dst=num_dst, _num_edges=num_edges, _num_edge_ids=space,
+                      _idtype=dtype, _allowed=like._allowed if allowed is None else allowed,
+                      _formats={"coo": (src, dst, eids)}, _identity=set() if eids is not None else {"coo"},
+                      _is_block=is_block)
 
 
 def _take(value, index: np.ndarray):
@@ -161,7 +158,7 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- self-loops
 
 
-def add_self_loop(g: Graph) -> Graph:
+def add_self_loop(g: GraphBase) -> GraphBase:
     """``g`` with one self-loop ``v -> v`` per node appended after the existing edges (DGL's rule).
 
     Existing edges keep their ids; the loop of node ``v`` gets id ``g.num_edge_ids + v``. Nodes that
@@ -176,7 +173,7 @@ def add_self_loop(g: Graph) -> Graph:
     >>> g.edges()[0].tolist(), g.edges()[1].tolist()
     ([0, 1, 0, 1, 2], [1, 1, 0, 1, 2])
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     if g.num_src != g.num_dst:
         raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for self-loops, found "
                          f"{g.num_src} source and {g.num_dst} destination nodes")
@@ -197,7 +194,7 @@ def add_self_loop(g: Graph) -> Graph:
     return out
 
 
-def remove_self_loop(g: Graph, *, return_eids: bool = False):
+def remove_self_loop(g: GraphBase, *, return_eids: bool = False):
     """``g`` without its self-loops; the other edges are renumbered ``0..E'-1`` in their old id order.
 
     As in DGL, edge ids are compacted: new edge ``i`` is the ``i``-th remaining edge by old id. With
@@ -212,7 +209,7 @@ def remove_self_loop(g: Graph, *, return_eids: bool = False):
     >>> h.edges()[0].tolist(), h.edges()[1].tolist(), kept.tolist()
     ([0, 1], [1, 2], [0, 2])
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     if not isinstance(return_eids, (bool, np.bool_)):
         raise TypeError(f"argument 'return_eids': expected a bool, found {type_name(return_eids)}")
     src, dst, eids = edges_by_id(g)
@@ -233,7 +230,7 @@ def remove_self_loop(g: Graph, *, return_eids: bool = False):
 # ---------------------------------------------------------------------------------------------- batching
 
 
-def batch(graphs) -> Graph:
+def batch(graphs) -> GraphBase:
     """The block-diagonal union of ``graphs``: part ``i``'s node and edge ids are offset by the node and
     edge counts of the parts before it, and its edges follow theirs in id order (``dgl.batch``).
 
@@ -252,13 +249,13 @@ def batch(graphs) -> Graph:
     >>> bg.edges()[0].tolist(), bg.edges()[1].tolist(), bg.batch_num_nodes().tolist()
     ([0, 2, 4], [1, 3, 2], [2, 3])
     """
-    if isinstance(graphs, Graph) or not hasattr(graphs, "__iter__"):
+    if isinstance(graphs, GraphBase) or not hasattr(graphs, "__iter__"):
         raise TypeError(f"argument 'graphs': expected a list of graphkern Graphs, found {type_name(graphs)}")
     graphs = list(graphs)
     if not graphs:
         raise ValueError("argument 'graphs': expected at least one graph, found an empty list")
     for i, g in enumerate(graphs):
-        _require_graph(f"graphs[{i}]", g)
+        require_host_graph(f"graphs[{i}]", g, "the transform")
     infos = [g._batch or BatchInfo.single(g) for g in graphs]
     cat = lambda field: np.concatenate([getattr(info, field) for info in infos])  # noqa: E731
     info = BatchInfo(cat("num_src"), cat("num_dst"), cat("num_edges"), cat("num_edge_ids"),
@@ -289,7 +286,7 @@ def batch(graphs) -> Graph:
     return out
 
 
-def unbatch(g: Graph) -> list:
+def unbatch(g: GraphBase) -> list:
     """The graphs a :func:`batch` put together, each with its own node ids, edge ids and edge order.
 
     Edge ``e`` of part ``i`` is edge ``e + offset`` of the batched graph (``offset`` the edge-id spaces of
@@ -305,7 +302,7 @@ def unbatch(g: Graph) -> list:
     >>> [part.edges()[1].tolist() for part in gk.unbatch(gk.batch([a, b]))]
     [[1], [1, 0]]
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     info = g._batch or BatchInfo.single(g)
     src, dst, eids = edges_by_id(g)
     src, dst = src.astype(np.int64), dst.astype(np.int64)
@@ -335,7 +332,7 @@ def unbatch(g: Graph) -> list:
     return parts
 
 
-def batch_num_nodes(g: Graph, side: str | None = None) -> np.ndarray:
+def batch_num_nodes(g: GraphBase, side: str | None = None) -> np.ndarray:
     """Node counts of the parts of a batched graph (int64); ``[num_nodes]`` for a graph not batched.
 
     A batch that holds bipartite blocks has two counts per part: ``side="src"`` or ``side="dst"``.
@@ -350,7 +347,7 @@ def batch_num_nodes(g: Graph, side: str | None = None) -> np.ndarray:
     return (info.num_src if side == "src" else info.num_dst).copy()
 
 
-def batch_num_edges(g: Graph) -> np.ndarray:
+def batch_num_edges(g: GraphBase) -> np.ndarray:
     """Edge counts of the parts of a batched graph (int64); ``[num_edges]`` for a graph not batched."""
     return (g._batch or BatchInfo.single(g)).num_edges.copy()
 
@@ -358,7 +355,7 @@ def batch_num_edges(g: Graph) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- subgraphs
 
 
-def node_subgraph(g: Graph, nodes) -> Graph:
+def node_subgraph(g: GraphBase, nodes) -> GraphBase:
     """The subgraph induced by ``nodes``: node ``i`` is ``nodes[i]``, with every edge between them.
 
     ``nodes`` is a 1-D array of distinct node ids (any integer dtype) or a bool mask with one entry per
@@ -376,7 +373,7 @@ def node_subgraph(g: Graph, nodes) -> Graph:
     >>> sub.edges()[0].tolist(), sub.edges()[1].tolist(), sub.parent_eids.tolist()
     ([0, 0], [1, 0], [2, 3])
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     if g.num_src != g.num_dst:
         raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for node_subgraph, found "
                          f"{g.num_src} source and {g.num_dst} destination nodes")
@@ -394,7 +391,7 @@ def node_subgraph(g: Graph, nodes) -> Graph:
     return sub
 
 
-def in_subgraph(g: Graph, nodes) -> Graph:
+def in_subgraph(g: GraphBase, nodes) -> GraphBase:
     """Every node of ``g`` and only the in-edges of ``nodes`` (destination ids, distinct, or a bool mask).
 
     Nodes keep their ids (``parent_nids`` is ``None``); the kept edges are numbered in ascending parent
@@ -410,7 +407,7 @@ def in_subgraph(g: Graph, nodes) -> Graph:
     >>> sub.num_nodes, sub.edges()[0].tolist(), sub.parent_eids.tolist()
     (3, [1, 2], [1, 3])
     """
-    g = _require_graph("g", g)
+    g = require_host_graph("g", g, "the transform")
     nids = _node_ids("nodes", nodes, g.num_dst)
     wanted = np.zeros(g.num_dst, dtype=np.bool_)
     wanted[nids] = True

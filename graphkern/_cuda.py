@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import is_device_array, to_host_array
+from . import _validate
+from ._validate import IndexReductions, is_device_array, to_host_array
 from .errors import BackendUnavailableError
 
 
@@ -113,50 +114,55 @@ def min_max(arr) -> tuple[int, int]:
     return _min_max(arr)
 
 
-def check_ids_in_range(name: str, ids, upper: int, what: str = "node ids") -> None:
-    """All device ``ids`` in ``[0, upper)``; the message gives the first offending position."""
-    from .kernels.cuda.reduce import first_outside
+class _DeviceReductions(IndexReductions):
+    """The index checks' reductions over a device array: each one small kernel (kernels/cuda/reduce.py,
+    kernels/cuda/sort.py) whose result alone comes back to the host."""
 
-    if ids.size == 0:
-        return
-    pos = first_outside(ids, 0, upper)
-    if pos >= 0:
-        value = int(ids[pos:pos + 1].copy_to_host()[0])
-        bound = ">= 0" if value < 0 else f"< {upper}"
-        raise ValueError(f"argument '{name}': expected {what} {bound}, found {value} at position {pos}")
+    @staticmethod
+    def item(arr, pos: int) -> int:
+        return int(arr[pos:pos + 1].copy_to_host()[0])
+
+    @staticmethod
+    def first_outside(arr, low: int, high: int) -> int:
+        from .kernels.cuda.reduce import first_outside
+
+        return first_outside(arr, low, high)
+
+    @staticmethod
+    def first_descent(arr) -> int:
+        from .kernels.cuda.reduce import first_descent
+
+        return first_descent(arr)
+
+    @staticmethod
+    def first_repeated(ids, space: int) -> tuple[int, int] | None:
+        """Distinct ids are counted with one atomic increment each: valid input never sends two to one
+        address."""
+        from .kernels.cuda.sort import histogram
+
+        counts = histogram(ids, space, np.int64)
+        if min_max(counts)[1] <= 1:
+            return None
+        seen = counts.copy_to_host()
+        dup = int(np.argmax(seen > 1))
+        return dup, int(seen[dup])
+
+
+DEVICE_REDUCTIONS = _DeviceReductions()
+
+
+# the checks of graphkern._validate over device arrays: one definition of each, with the device's reductions
+
+def check_ids_in_range(name: str, ids, upper: int, what: str = "node ids") -> None:
+    """:func:`graphkern._validate.check_ids_in_range` for device ``ids``."""
+    _validate.check_ids_in_range(name, ids, upper, what, reductions=DEVICE_REDUCTIONS)
 
 
 def check_indptr(name: str, indptr, nnz: int) -> None:
-    """A device CSR row pointer: starts at 0, never decreases, ends at ``nnz``."""
-    from .kernels.cuda.reduce import first_descent
-
-    if indptr.size == 0:
-        raise ValueError(f"argument '{name}': expected at least one entry (num_rows + 1), found 0")
-    ends = indptr[0:1].copy_to_host()[0], indptr[indptr.size - 1:].copy_to_host()[0]
-    if int(ends[0]) != 0:
-        raise ValueError(f"argument '{name}': expected indptr[0] == 0, found {int(ends[0])}")
-    if int(ends[1]) != nnz:
-        raise ValueError(f"argument '{name}': expected indptr[-1] == len(indices) == {nnz}, found {int(ends[1])}")
-    pos = first_descent(indptr)
-    if pos >= 0:
-        a, b = indptr[pos:pos + 2].copy_to_host()
-        raise ValueError(f"argument '{name}': expected a non-decreasing indptr, found indptr[{pos}] = {int(a)} > "
-                         f"indptr[{pos + 1}] = {int(b)}")
+    """:func:`graphkern._validate.check_indptr` for a device ``indptr``."""
+    _validate.check_indptr(name, indptr, nnz, reductions=DEVICE_REDUCTIONS)
 
 
 def check_permutation(name: str, eids, size: int, id_space: int | None = None) -> None:
-    """``eids`` holds ``size`` distinct ids in ``[0, id_space)`` (every id in ``[0, size)`` by default).
-    Distinct ids are counted with one atomic increment each: valid input never sends two to one address."""
-    from .kernels.cuda.reduce import min_max as _min_max
-    from .kernels.cuda.sort import histogram
-
-    if eids.size != size:
-        raise ValueError(f"argument '{name}': expected {size} edge ids, found {eids.size}")
-    space = size if id_space is None else id_space
-    check_ids_in_range(name, eids, space, "edge ids")
-    if size:
-        counts = histogram(eids, space, np.int64)
-        if _min_max(counts)[1] > 1:
-            seen = counts.copy_to_host()
-            dup = int(np.argmax(seen > 1))
-            raise ValueError(f"argument '{name}': expected unique edge ids, found {dup} {int(seen[dup])} times")
+    """:func:`graphkern._validate.check_permutation` for device ``eids``."""
+    _validate.check_permutation(name, eids, size, id_space, reductions=DEVICE_REDUCTIONS)

@@ -98,3 +98,16 @@ def bind(spec: OpName, spmm: Callable, sddmm: Callable, *, keywords: bool) -> Ca
     func.__name__ = func.__qualname__ = spec.name
     func.__doc__ = spec.doc
     return func
+
+
+def bind_all(namespace: dict, spmm: Callable, sddmm: Callable, *, keywords: bool,
+             doc: Callable[[OpName], str] | None = None) -> list[str]:
+    """Bind every name of :data:`OP_NAMES` (:func:`bind`) into ``namespace`` (a module's ``globals()``)
+    and return the names, for the module's ``__all__``; ``doc`` rewrites a function's docstring from its
+    entry."""
+    for spec in OP_NAMES:
+        func = bind(spec, spmm, sddmm, keywords=keywords)
+        if doc is not None:
+            func.__doc__ = doc(spec)
+        namespace[spec.name] = func
+    return [spec.name for spec in OP_NAMES]

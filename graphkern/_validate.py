@@ -116,47 +116,88 @@ def as_index_array(name: str, obj: Any, dtype=None, *, ndim: int = 1) -> np.ndar
     return np.ascontiguousarray(arr)
 
 
-def check_ids_in_range(name: str, ids: np.ndarray, upper: int, what: str = "node ids") -> None:
+class IndexReductions:
+    """The reductions the index checks below run over an array, here over NumPy arrays.
+
+    Each check is written once over these; the CUDA backend hands it a subclass that runs them as small
+    device kernels over a device array (``graphkern._cuda.DEVICE_REDUCTIONS``), so a check takes the same
+    arguments, tests in the same order and raises the same message on every backend. Every method
+    returns host integers.
+    """
+
+    @staticmethod
+    def item(arr, pos: int) -> int:
+        """``arr[pos]`` (``0 <= pos < arr.size``)."""
+        return int(arr[pos])
+
+    @staticmethod
+    def first_outside(arr, low: int, high: int) -> int:
+        """The first position whose value is outside ``[low, high)``, or -1 (``arr`` not empty)."""
+        if int(arr.min()) >= low and int(arr.max()) < high:  # two passes, no temporary, on valid input
+            return -1
+        return int(np.argmax((arr < low) | (arr >= high)))
+
+    @staticmethod
+    def first_descent(arr) -> int:
+        """The first ``i`` with ``arr[i] > arr[i + 1]``, or -1."""
+        # compared, not differenced: np.diff of an unsigned array wraps and never goes negative
+        falls = arr[1:] < arr[:-1]
+        return int(np.argmax(falls)) if falls.any() else -1
+
+    @staticmethod
+    def first_repeated(ids, space: int) -> tuple[int, int] | None:
+        """``(id, count)`` of the smallest id held more than once by ``ids`` (values in ``[0, space)``, not
+        empty), or None."""
+        seen = np.bincount(ids, minlength=space)
+        if int(seen.max()) <= 1:
+            return None
+        dup = int(np.argmax(seen > 1))
+        return dup, int(seen[dup])
+
+
+HOST_REDUCTIONS = IndexReductions()
+
+
+def check_ids_in_range(name: str, ids, upper: int, what: str = "node ids", *,
+                       reductions: IndexReductions = HOST_REDUCTIONS) -> None:
     """All of ``ids`` in ``[0, upper)``; the message gives the first offending position."""
     if ids.size == 0:
         return
-    lo, hi = int(ids.min()), int(ids.max())
-    if lo < 0:
-        pos = int(np.argmax(ids < 0))
-        raise ValueError(f"argument '{name}': expected {what} >= 0, found {ids[pos]} at position {pos}")
-    if hi >= upper:
-        pos = int(np.argmax(ids >= upper))
-        raise ValueError(f"argument '{name}': expected {what} < {upper}, found {ids[pos]} at position {pos}")
+    pos = reductions.first_outside(ids, 0, upper)
+    if pos >= 0:
+        value = reductions.item(ids, pos)
+        bound = ">= 0" if value < 0 else f"< {upper}"
+        raise ValueError(f"argument '{name}': expected {what} {bound}, found {value} at position {pos}")
 
 
-def check_indptr(name: str, indptr: np.ndarray, nnz: int) -> None:
+def check_indptr(name: str, indptr, nnz: int, *, reductions: IndexReductions = HOST_REDUCTIONS) -> None:
     """A CSR row pointer: starts at 0, never decreases, ends at ``nnz``."""
     if indptr.size == 0:
         raise ValueError(f"argument '{name}': expected at least one entry (num_rows + 1), found 0")
-    if int(indptr[0]) != 0:
-        raise ValueError(f"argument '{name}': expected indptr[0] == 0, found {int(indptr[0])}")
-    if int(indptr[-1]) != nnz:
-        raise ValueError(f"argument '{name}': expected indptr[-1] == len(indices) == {nnz}, found {int(indptr[-1])}")
-    # compared, not differenced: np.diff of an unsigned indptr wraps and never goes negative
-    falls = indptr[1:] < indptr[:-1]
-    if falls.any():
-        pos = int(np.argmax(falls))
+    first, last = reductions.item(indptr, 0), reductions.item(indptr, indptr.size - 1)
+    if first != 0:
+        raise ValueError(f"argument '{name}': expected indptr[0] == 0, found {first}")
+    if last != nnz:
+        raise ValueError(f"argument '{name}': expected indptr[-1] == len(indices) == {nnz}, found {last}")
+    pos = reductions.first_descent(indptr)
+    if pos >= 0:
         raise ValueError(
-            f"argument '{name}': expected a non-decreasing indptr, found indptr[{pos}] = {int(indptr[pos])} > "
-            f"indptr[{pos + 1}] = {int(indptr[pos + 1])}"
+            f"argument '{name}': expected a non-decreasing indptr, found indptr[{pos}] = "
+            f"{reductions.item(indptr, pos)} > indptr[{pos + 1}] = {reductions.item(indptr, pos + 1)}"
         )
 
 
-def check_permutation(name: str, eids: np.ndarray, size: int, id_space: int | None = None) -> None:
+def check_permutation(name: str, eids, size: int, id_space: int | None = None, *,
+                      reductions: IndexReductions = HOST_REDUCTIONS) -> None:
     """``eids`` holds ``size`` distinct ids in ``[0, id_space)`` (every id in ``[0, size)`` by default)."""
     if eids.size != size:
         raise ValueError(f"argument '{name}': expected {size} edge ids, found {eids.size}")
     space = size if id_space is None else id_space
-    check_ids_in_range(name, eids, space, "edge ids")
-    seen = np.bincount(eids, minlength=space) if size else np.zeros(0, dtype=np.int64)
-    if size and int(seen.max()) > 1:
-        dup = int(np.argmax(seen > 1))
-        raise ValueError(f"argument '{name}': expected unique edge ids, found {dup} {int(seen[dup])} times")
+    check_ids_in_range(name, eids, space, "edge ids", reductions=reductions)
+    repeated = reductions.first_repeated(eids, space) if size else None
+    if repeated is not None:
+        dup, count = repeated
+        raise ValueError(f"argument '{name}': expected unique edge ids, found {dup} {count} times")
 
 
 def choose_idtype(name: str, requested, largest: int) -> np.dtype:

@@ -13,11 +13,7 @@ distinct targets in u, v, e; ``copy_u(g, x)`` and ``copy_v(g, x)`` (one value pe
 
 from __future__ import annotations
 
-from ._op_names import OP_NAMES, bind
+from ._op_names import bind_all
 from .sparse import sddmm, spmm
 
-__all__: list[str] = []
-for _spec in OP_NAMES:
-    globals()[_spec.name] = bind(_spec, spmm, sddmm, keywords=True)
-    __all__.append(_spec.name)
-del _spec
+__all__: list[str] = bind_all(globals(), spmm, sddmm, keywords=True)

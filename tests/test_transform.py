@@ -415,6 +415,39 @@ def test_from_pyg_is_duck_typed():
         gk.Graph.from_pyg(np.zeros((2, 1), np.int64))
 
 
+def test_from_dgl_is_duck_typed():
+    class Counts(np.ndarray):  # DGL hands its counts back as tensors, which .cpu() brings to the host
+        def cpu(self):
+            return np.asarray(self)
+
+    class DGLGraph:  # what a batched homogeneous DGL graph looks like to from_dgl
+        canonical_etypes = [("_N", "_E", "_N")]
+        idtype = "torch.int64"
+        batch_size = 2
+
+        def edges(self, order):
+            assert order == "eid"
+            return np.array([0, 3, 2]), np.array([1, 4, 2])
+
+        def num_src_nodes(self):
+            return 5
+
+        num_dst_nodes = num_src_nodes
+
+        def batch_num_nodes(self):
+            return np.array([2, 3]).view(Counts)
+
+        def batch_num_edges(self):
+            return np.array([1, 2]).view(Counts)
+
+    g = gk.Graph.from_dgl(DGLGraph())
+    assert type(g) is gk.Graph and g.idtype == np.int64 and not g.is_block
+    assert _edge_list(g) == ([0, 3, 2], [1, 4, 2])
+    assert g.batch_num_nodes().tolist() == [2, 3] and g.batch_num_edges().tolist() == [1, 2]
+    assert [_edge_list(part) for part in gk.unbatch(g)] == [([0], [1]), ([1, 0], [2, 0])]
+    assert gk.Graph.from_dgl(DGLGraph(), idtype="int32").idtype == np.int32
+
+
 def test_from_pyg_takes_torch_tensors():
     torch = pytest.importorskip("torch")
 

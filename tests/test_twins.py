@@ -3,8 +3,8 @@ calls on either backend present on both, and the same parameters wherever both d
 name, except where the backends differ by design (listed below with the reason). Read from the source with
 ``ast``: no GPU, no numba-cuda import.
 
-The same holds for the host-side input checks: graphkern._validate checks host arrays with NumPy,
-graphkern._cuda checks device arrays on the device, with the same names and parameters.
+The host-side input checks are written once, in graphkern._validate, over reductions that graphkern._cuda
+runs on the device for device arrays: its checks of the same names and parameters only hand those over.
 """
 
 import ast
@@ -125,10 +125,16 @@ def test_locate_is_the_cpu_function_compiled_for_the_device():
     assert "locate.py_func" in ast.unparse(node.value)
 
 
-def test_device_input_checks_match_the_host_ones():
+def test_device_input_checks_are_the_host_ones_with_device_reductions():
     host, device = top_level(ROOT / "graphkern" / "_validate.py"), top_level(ROOT / "graphkern" / "_cuda.py")
     for name in ("check_ids_in_range", "check_indptr", "check_permutation"):
-        assert parameters(host[name]) == parameters(device[name]), name
+        positional, defaults, keyword_only, varargs, varkw = parameters(host[name])
+        assert keyword_only == (("reductions", "HOST_REDUCTIONS"),), name
+        assert parameters(device[name]) == (positional, defaults, (), varargs, varkw), name
+        body = [node for node in device[name].body if not isinstance(getattr(node, "value", None), ast.Constant)]
+        assert len(body) == 1, f"graphkern._cuda.{name} does more than call the host check"
+        call = ast.unparse(body[0])
+        assert call.startswith(f"_validate.{name}(") and "reductions=DEVICE_REDUCTIONS" in call, call
 
 
 def test_validation_reductions_use_no_atomics():

@@ -18,6 +18,10 @@ def test_negative_and_out_of_range_ids():
         gk.Graph.from_coo([3], [0], num_nodes=3)
     with pytest.raises(ValueError, match=r"argument 'dst': expected node ids < 2"):
         gk.Graph.from_coo([0], [4], num_nodes=(5, 2))
+    # ids wrong both ways: the first offending position is named, whichever way it is wrong (as on the device,
+    # which runs the same check over its own reductions)
+    with pytest.raises(ValueError, match=r"argument 'dst': expected node ids < 3, found 5 at position 1"):
+        gk.Graph.from_coo([0, 1, 2], [1, 5, -1], num_nodes=3)
 
 
 def test_mismatched_lengths_and_dimensions():

@@ -15,19 +15,15 @@ import numpy as np
 import torch
 
 from .. import _cuda
-from .._op_names import OP_NAMES, bind
+from .._op_names import bind_all
 from .._validate import as_index_array, check_ids_in_range
 from . import autograd as _autograd
 from ._tensors import _graph
 from .autograd import sddmm, spmm
 from .segment import gather_mm, segment_mm, segment_reduce, segment_softmax  # noqa: F401  (dgl.ops names)
 
-__all__: list[str] = []
-for _spec in OP_NAMES:
-    globals()[_spec.name] = bind(_spec, spmm, sddmm, keywords=False)
-    globals()[_spec.name].__doc__ = f"Differentiable ``graphkern.ops.{_spec.name}``: {_spec.doc}"
-    __all__.append(_spec.name)
-del _spec
+__all__: list[str] = bind_all(globals(), spmm, sddmm, keywords=False,
+                              doc=lambda spec: f"Differentiable ``graphkern.ops.{spec.name}``: {spec.doc}")
 
 # ------------------------------------------------------------------------ dgl.ops' other names
 # (edge_softmax stays out of __all__: graphkern.torch.edge_softmax keeps its own signature, norm_by third)

@@ -59,6 +59,8 @@ def test_device_input_is_validated_before_use():
     src = cuda.to_device(np.array([0, 1, 2]))
     with pytest.raises(ValueError, match="argument 'dst': expected node ids < 3, found 5 at position 1"):
         gk.Graph.from_coo(src, cuda.to_device(np.array([1, 5, 0])), num_nodes=3)
+    with pytest.raises(ValueError, match="argument 'dst': expected node ids < 3, found 5 at position 1"):
+        gk.Graph.from_coo(src, cuda.to_device(np.array([1, 5, -1])), num_nodes=3)  # the host names the same
     with pytest.raises(ValueError, match="argument 'src': expected node ids >= 0, found -1"):
         gk.Graph.from_coo(cuda.to_device(np.array([0, -1])), cuda.to_device(np.array([1, 1])))
     with pytest.raises(ValueError, match="equal lengths"):

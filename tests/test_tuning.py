@@ -126,3 +126,24 @@ def test_incremental_knobs_decide_when_an_update_searches_afresh():
     assert not full_search_after_cutting_the_chain()  # 99 relabelled: under the limit of 256 vertices
     assert full_search_after_cutting_the_chain(incremental_min_limit=1)  # limit max(0.05 * 100, 1) = 5
     assert not full_search_after_cutting_the_chain(incremental_min_limit=1, incremental_fallback_fraction=1.0)
+
+
+def test_dynamic_graph_knobs_decide_merges_and_compactions():
+    """gpma_merge_ratio sends a small batch through the whole-array merge (which drops every tombstone) or
+    leaves it in place; gpma_tombstone_fraction decides when deletions compact the array."""
+    rng = np.random.default_rng(4)
+    n = 200
+    base = rng.integers(0, n, (2, 3000))
+    fresh = np.stack([np.arange(n), (np.arange(n) + 1) % n])[:, :150]
+
+    def tombstones_after(**knobs):
+        dg = gk.DynamicGraph(n)
+        dg.apply(insert=(base[0], base[1]))
+        with gk.tuned(**knobs):
+            dg.apply(delete=(base[0][:500], base[1][:500]))
+            dg.apply(insert=(fresh[0], fresh[1]))
+        return dg._storage.tombs
+
+    assert tombstones_after(gpma_merge_ratio=1) > 0  # in place: tombstones stay until a compaction
+    assert tombstones_after(gpma_merge_ratio=1 << 40) == 0  # merged: the new layout has none
+    assert tombstones_after(gpma_merge_ratio=1, gpma_tombstone_fraction=0.0) == 0  # compacted at once

@@ -18,8 +18,9 @@ finishes and ``--json`` is rewritten after every row. The exit status is 0 when 
 1 when some row was wrong or raised, 2 when the toolchain probe failed.
 
 ``--quick`` lowers the thresholds that send hub rows, long segments and wide windows to their own kernels
-(:data:`QUICK_THRESHOLDS`), so that every kernel of ``graphkern.kernels.cuda`` runs at its tiny sizes
-(tests/cuda/test_gpu_check.py checks that in the simulator).
+(:data:`QUICK_THRESHOLDS`, and the knobs :data:`QUICK_KNOBS` of graphkern.tuning), so that every kernel of
+``graphkern.kernels.cuda`` runs at its tiny sizes (tests/cuda/test_gpu_check.py checks that in the
+simulator).
 
 Targets (met / not met in the last column): copy_u_sum at F = 64 at least cuSPARSE's csr @ dense on the
 same graph; u_dot_v at F = 128 at least 60% of its bandwidth floor; the count sort at least 40% of the
@@ -730,9 +731,9 @@ QUICK_THRESHOLDS = [
     ("graphkern.kernels.cuda.bfs", "PULL_GROUP_DEGREE", 3),
     ("graphkern.kernels.cuda.bfs", "PULL_GRID_DEGREE", 12),
     ("graphkern.kernels.cuda.segment_mm", "BACKWARD_CHUNK_ROWS", 64),
-    ("graphkern.graph.dynamic_cuda", "SMALL_WINDOW", 16),
-    ("graphkern.graph.dynamic_cuda", "WIDE_WINDOW", 64),
 ]
+# and these knobs of graphkern.tuning (name, value)
+QUICK_KNOBS = {"gpma_small_window": 16, "gpma_wide_window": 64}
 
 
 def lower_hub_thresholds() -> list[str]:
@@ -746,6 +747,16 @@ def lower_hub_thresholds() -> list[str]:
             setattr(module, name, value)
             changed.append(f"{module_name.rsplit('.', 1)[1]}.{name}={value}")
     return changed
+
+
+def quick_knobs() -> dict:
+    """The :data:`QUICK_KNOBS` this checkout's graphkern.tuning has (for ``gk.tuned`` around the run)."""
+    import dataclasses
+
+    import graphkern
+
+    known = {f.name for f in dataclasses.fields(graphkern.Tuning)}
+    return {name: value for name, value in QUICK_KNOBS.items() if name in known}
 
 
 def parse(argv):
@@ -774,10 +785,16 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     use_checkout()
     print(f"toolchain: {probe_toolchain()}", flush=True)
+    knobs = {}
     if args.quick:
-        print(f"thresholds lowered: {', '.join(lower_hub_thresholds())}", flush=True)
+        knobs = quick_knobs()
+        lowered = lower_hub_thresholds() + [f"{name}={value}" for name, value in knobs.items()]
+        print(f"thresholds lowered: {', '.join(lowered)}", flush=True)
     report = Report(args.json)
-    Check(args, report).run()
+    import graphkern
+
+    with graphkern.tuned(**knobs):
+        Check(args, report).run()
     print()
     print(report.render())
     verdict = "every row ran and agreed" if not report.failed else f"{report.failed} rows wrong or failed"

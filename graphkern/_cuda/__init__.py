@@ -1,5 +1,12 @@
-"""Host-side helpers of the CUDA backend: recognising device arrays, adopting them without copies,
-validating device input with small device reductions, and moving arrays between host and device.
+"""The CUDA driver package; its own namespace holds the host-side helpers of the CUDA backend:
+recognising device arrays, adopting them without copies, validating device input with small device
+reductions, and moving arrays between host and device.
+
+Its driver modules are the twins of ``graphkern._cpu``'s (the same module names, classes, functions and
+parameters; tests/test_twins.py compares them): :mod:`.pma` (``PackedStorage``, the packed memory array of
+a :class:`~graphkern.DynamicGraph` on the GPU) and :mod:`.incremental` (``SearchState``, the device state
+of an :class:`~graphkern.IncrementalBFS`). :func:`graphkern._backend.driver` imports them when the CUDA
+backend is asked for; importing this package imports neither them nor ``numba.cuda``.
 
 ``numba.cuda`` is imported inside the functions, so importing graphkern never touches CUDA (the
 simulator switch ``NUMBA_ENABLE_CUDASIM`` must be set before the first import of ``numba.cuda``).
@@ -11,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import is_device_array, to_host_array
-from .errors import BackendUnavailableError
+from .._validate import is_device_array, to_host_array
+from ..errors import BackendUnavailableError
 
 
 def require_cuda() -> None:
     """Raise :class:`BackendUnavailableError` saying why when no GPU (nor the simulator) is usable."""
-    from ._config import cuda_status
+    from .._config import cuda_status
 
     ok, why = cuda_status()
     if not ok:
@@ -73,7 +80,7 @@ def zeros(shape, dtype):
 
 
 def full(shape, value, dtype):
-    from .kernels.cuda.sort import fill
+    from ..kernels.cuda.sort import fill
 
     out = empty(shape, dtype)
     if out.size:
@@ -97,7 +104,7 @@ def index_array(name: str, obj: Any, dtype=None):
     if not is_c_contiguous(arr):
         raise ValueError(f"argument '{name}': expected a contiguous device array, found strides {arr.strides}")
     if dtype is not None and np.dtype(arr.dtype) != np.dtype(dtype):
-        from .kernels.cuda.sort import cast
+        from ..kernels.cuda.sort import cast
 
         if arr.size and np.dtype(dtype) == np.int32:
             lo, hi = min_max(arr)
@@ -108,14 +115,14 @@ def index_array(name: str, obj: Any, dtype=None):
 
 
 def min_max(arr) -> tuple[int, int]:
-    from .kernels.cuda.reduce import min_max as _min_max
+    from ..kernels.cuda.reduce import min_max as _min_max
 
     return _min_max(arr)
 
 
 def check_ids_in_range(name: str, ids, upper: int, what: str = "node ids") -> None:
     """All device ``ids`` in ``[0, upper)``; the message gives the first offending position."""
-    from .kernels.cuda.reduce import first_outside
+    from ..kernels.cuda.reduce import first_outside
 
     if ids.size == 0:
         return
@@ -128,7 +135,7 @@ def check_ids_in_range(name: str, ids, upper: int, what: str = "node ids") -> No
 
 def check_indptr(name: str, indptr, nnz: int) -> None:
     """A device CSR row pointer: starts at 0, never decreases, ends at ``nnz``."""
-    from .kernels.cuda.reduce import first_descent
+    from ..kernels.cuda.reduce import first_descent
 
     if indptr.size == 0:
         raise ValueError(f"argument '{name}': expected at least one entry (num_rows + 1), found 0")
@@ -147,8 +154,8 @@ def check_indptr(name: str, indptr, nnz: int) -> None:
 def check_permutation(name: str, eids, size: int, id_space: int | None = None) -> None:
     """``eids`` holds ``size`` distinct ids in ``[0, id_space)`` (every id in ``[0, size)`` by default).
     Distinct ids are counted with one atomic increment each: valid input never sends two to one address."""
-    from .kernels.cuda.reduce import min_max as _min_max
-    from .kernels.cuda.sort import histogram
+    from ..kernels.cuda.reduce import min_max as _min_max
+    from ..kernels.cuda.sort import histogram
 
     if eids.size != size:
         raise ValueError(f"argument '{name}': expected {size} edge ids, found {eids.size}")

@@ -29,7 +29,7 @@ def layout(m: int):
     >>> from graphkern._packed_layout import layout
     >>> cap, leaf, height, upper = layout(100)
     >>> cap, leaf, height, upper.tolist()
-    (128, 4, 5, [3, 6, 12, 24, 48, 107])
+    (128, 8, 4, [7, 14, 28, 55, 107])
     """
     cap = 4
     while True:

@@ -60,10 +60,12 @@ class PackedStorage(PackedShape):
     --------
     >>> from graphkern._cpu.pma import PackedStorage
     >>> s = PackedStorage(3)
-    >>> s.apply(s.check_batch("insert", ([0, 2, 0], [1, 1, 1])), s.check_batch("delete", None), None, False)
+    >>> changes = []
+    >>> record = lambda **keys: changes.append({k: v.tolist() for k, v in keys.items()})
+    >>> s.apply(s.check_batch("insert", ([0, 2, 0], [1, 1, 1])), s.check_batch("delete", None), record, False)
     (2, 0)
-    >>> [a.tolist() for a in s.edges()]
-    [[0, 2], [1, 1], [0, 1]]
+    >>> [a.tolist() for a in s.edges()], changes
+    ([[0, 2], [1, 1], [0, 1]], [{'inserted': [1, 8589934593]}])
     """
 
     device = "cpu"

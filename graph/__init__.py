@@ -2,8 +2,7 @@
 snapshots (:mod:`graphkern.graph.temporal`), transforms (:mod:`graphkern.graph.transform`) and DGL/PyG
 conversions (:mod:`graphkern.graph.interop`)."""
 
-# dynamic_cuda registers the GPU twin of DynamicGraph (it imports no CUDA module until a graph is made)
-from . import dynamic_cuda, interop, temporal, transform  # noqa: F401
+from . import interop, temporal, transform  # noqa: F401
 from ._formats import COO, CSC, CSR, FORMATS
 from .build import undirected
 from .dynamic import DynamicGraph

@@ -14,6 +14,11 @@ When an update touches more than ``fallback_fraction`` of the vertices (a large 
 that connects a big component), a fresh direction-optimizing search is cheaper and runs instead.
 In-neighbours come from a reverse packed array the search keeps in step, or from the graph itself when
 it is ``symmetric`` (every change made in both directions, as for an undirected graph).
+
+The levels, parents and steps live in a ``SearchState`` of the graph's backend driver
+(``graphkern._cpu.incremental`` or ``graphkern._cuda.incremental``, twins with the same methods); this
+class holds what does not depend on the device: the change log, the reverse graph, the fallback rule and
+the locks.
 """
 
 from __future__ import annotations
@@ -23,12 +28,11 @@ import threading
 import numpy as np
 
 from . import tuning
+from ._backend import driver
 from ._fair_share import fair_share
 from ._validate import check_int_scalar, check_real_scalar, type_name
 
 __all__ = ["IncrementalBFS"]
-
-_LOW = np.int64(0xFFFFFFFF)
 
 
 class _ChangeLog:
@@ -101,7 +105,6 @@ class IncrementalBFS:
         if not isinstance(dg, DynamicGraph):
             raise TypeError(f"argument 'dg': expected a graphkern DynamicGraph, found {type_name(dg)}")
         n = dg.num_nodes
-        self._on_gpu = dg._device == "cuda"
         self._source = check_int_scalar("source", source, low=0, high=max(n - 1, 0))
         if fallback_fraction is None:
             fallback_fraction = tuning.current().incremental_fallback_fraction
@@ -118,17 +121,11 @@ class IncrementalBFS:
         with dg._lock:
             dg._watch(self._log)
             if not self._symmetric:
-                self._rev = DynamicGraph(n, backend=dg._device)
+                self._rev = DynamicGraph(n, backend=dg.device)
                 src, dst, _ = dg.edges()
                 if src.size:
                     self._rev.apply(insert=(dst, src))
-            if self._on_gpu:
-                from . import _incremental_cuda
-
-                _incremental_cuda.allocate(self, n)
-            else:
-                self._affected = np.empty(n, np.int64)
-                self._queue = np.empty(n, np.int64)
+            self._state = driver(dg.device).incremental.SearchState(n)
             self.full_searches = 0
             self._search_from_scratch()
 
@@ -137,28 +134,21 @@ class IncrementalBFS:
         return self._source
 
     @property
-    def levels(self) -> np.ndarray:
-        """Hops from the source (-1 unreached), exact after the last :meth:`update`."""
-        return self._levels
+    def levels(self):
+        """Hops from the source (-1 unreached), exact after the last :meth:`update` (on the graph's
+        device)."""
+        return self._state.levels
 
     @property
-    def parents(self) -> np.ndarray:
+    def parents(self):
         """A BFS parent of every reached vertex (``parents[source] == source``, -1 unreached)."""
-        return self._parents
+        return self._state.parents
 
     def _search_from_scratch(self):
         from .traversal import bfs
 
-        if self._on_gpu:
-            from ._incremental_cuda import search_from_scratch
-
-            self._levels, self._parents = search_from_scratch(self._dg, self._source)
-            self.full_searches += 1
-            return
-        snap = self._dg.snapshot()
-        res = bfs(snap, self._source)
-        self._levels = res.levels.astype(np.int64)
-        self._parents = res.parents.astype(np.int64)
+        res = bfs(self._dg.snapshot(), self._source, backend=self._dg.device)
+        self._state.adopt_search(res.levels, res.parents)
         self.full_searches += 1
 
     def update(self) -> dict:
@@ -173,59 +163,24 @@ class IncrementalBFS:
             return self._update()
 
     def _update(self) -> dict:
-        from .kernels.cpu import gpma as _pma
-        from .kernels.cpu import incremental_bfs as K
-
         batches = self._log.drain()
         report = {"inserted": 0, "deleted": 0, "affected": 0, "relabelled": 0, "full_search": False}
         if not batches:
             return report
         limit = max(int(self._fallback * self._dg.num_nodes), tuning.current().incremental_min_limit)
-        if self._on_gpu:
-            from . import _incremental_cuda
-
-            if _incremental_cuda.update(self, batches, report, limit):
-                self._search_from_scratch()
-                report["full_search"] = True
-            return report
+        state = self._state
         for ins, dele in batches:
             report["inserted"] += int(ins.size)
             report["deleted"] += int(dele.size)
             if self._rev is not None:  # the reverse array follows batch by batch, deletions first
-                self._rev.apply(insert=(ins & _LOW, ins >> np.int64(32)), delete=(dele & _LOW, dele >> np.int64(32)))
-        ins = np.concatenate([b[0] for b in batches])
-        dele = np.concatenate([b[1] for b in batches])
-        dg = self._dg
-        levels, parents = self._levels, self._parents
-        count = 0
-        if dele.size:
-            du, dv = dele >> np.int64(32), dele & _LOW
-            heads = dv[parents[dv] == du]
-            if heads.size:
-                count = K.invalidate_subtrees(dg._keys, dg._eids, dg._row_off, heads, self._source, parents, levels,
-                                              self._affected)
-        report["affected"] = int(count)
-        if count > limit:
+                i_src, i_dst = state.split_keys(ins)
+                d_src, d_dst = state.split_keys(dele)
+                self._rev.apply(insert=(i_dst, i_src) if ins.size else None,
+                                delete=(d_dst, d_src) if dele.size else None)
+        inserted = state.concat([b[0] for b in batches])
+        deleted = state.concat([b[1] for b in batches])
+        reverse = self._rev if self._rev is not None else self._dg
+        if state.relabel(self._dg._storage, reverse._storage, self._source, inserted, deleted, limit, report):
             self._search_from_scratch()
             report["full_search"] = True
-            return report
-        present = np.empty(ins.size, np.bool_)
-        if ins.size:
-            _pma.contains(dg._keys, dg._eids, dg._leaf, dg._row_off, ins, present)
-        size = count + ins.size
-        seed_v = np.empty(size, np.int64)
-        seed_level = np.empty(size, np.int64)
-        seed_parent = np.empty(size, np.int64)
-        rev = self._rev if self._rev is not None else dg
-        nseeds = K.reattach(rev._keys, rev._eids, rev._row_off, self._affected, count, levels, seed_v, seed_level,
-                            seed_parent, 0)
-        nseeds = K.seed_insertions(ins >> np.int64(32), ins & _LOW, present, levels, seed_v, seed_level, seed_parent,
-                                   nseeds)
-        labelled = K.relax(dg._keys, dg._eids, dg._row_off, seed_v, seed_level, seed_parent, nseeds, parents, levels,
-                           self._queue, limit)
-        if labelled < 0:
-            self._search_from_scratch()
-            report["full_search"] = True
-            return report
-        report["relabelled"] = int(labelled)
         return report

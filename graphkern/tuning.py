@@ -260,6 +260,61 @@ class Tuning:
     waits once per search); 0: the phases run as separate launches, a batch of levels at a time, the path
     of a device that refuses cooperative launches (``python3 tools/gpu_check.py``, rows "bfs ..." and "bfs
     (per-phase launches)")."""
+    # ------------------------------------------------------------------- dynamic graph (packed storage)
+    gpma_merge_ratio: int = 24
+    """A ``DynamicGraph`` batch of at least ``capacity / gpma_merge_ratio`` distinct keys is merged with the
+    whole packed array into a fresh layout (``kernels/cpu/gpma_merge.py``) instead of inserted in place: in
+    place a key costs a search and a leaf merge, the merge a few ns a slot. The two break even near 5 10^5
+    keys into 10M edges (16M slots); on a small graph (131K slots, about 4,500 keys a step) a ratio of 32
+    sent the steps to the merge and made them slower (apply plus snapshot 1.03-1.05 ms a step against
+    0.95-1.01 ms with 24). Measured by ``python tools/dynamic_bench.py --figures apply seed``
+    (docs/performance.md, sections 'CPU: dynamic graph' and 'Further figures behind the source's tuning
+    choices'). CPU storage only."""
+
+    gpma_merge_chunks: int = 256
+    """Chunks of leaves a whole-array merge of a ``DynamicGraph`` batch is cut into: enough for the threads
+    to balance, and each chunk costs a search of the batch (no measurement is recorded with the choice;
+    ``python tools/dynamic_bench.py --figures apply`` times the merge). CPU storage only."""
+
+    gpma_parallel_sort_min: int = 1 << 18
+    """``DynamicGraph`` batches of at least this many edges are split at a sampled pivot and the two sides
+    sorted on two threads (NumPy releases the GIL); below it one sort is cheaper than starting the second
+    thread. 10^6 keys sort in 5.6-5.7 ms split at a pivot against 8.9 ms as halves sorted on two threads and
+    merged (docs/performance.md, 'Further figures behind the source's tuning choices'; ``python
+    tools/dynamic_bench.py --figures apply``); the threshold itself was not measured. CPU storage only."""
+
+    gpma_sort_pivot_sample: int = 1024
+    """Keys sampled (evenly spaced) to pick the pivot that splits a big ``DynamicGraph`` batch for its two
+    sorting threads: more balances the sides better and costs a bigger sort of the sample (no measurement
+    is recorded with the choice). CPU storage only."""
+
+    gpma_split_degrees_min: int = 1 << 16
+    """``DynamicGraph`` batches of at least this many effective edges update the out- and in-degrees on two
+    threads (``kernels/cpu/gpma.py``, ``add_degrees_split``); below it a parallel region costs more than it
+    saves (no measurement is recorded with the choice). CPU storage only."""
+
+    gpma_tombstone_fraction: float = 0.25
+    """A ``DynamicGraph`` batch drops the tombstones (deleted edges still holding a slot) once they pass
+    this fraction of the live edges (at least 64): fewer compactions against more dead slots for readers
+    and searches to skip (no measurement is recorded with the choice)."""
+
+    gpma_batch_bytes_per_edge: int = 96
+    """Working memory a ``DynamicGraph`` batch is taken to need per edge (keys, ids, leaves, slots and masks
+    of 8 bytes, with sort buffers): a batch whose need passes the free memory of its device is refused
+    before anything changes, rather than failing halfway. An estimate from the arrays a batch allocates,
+    not a timing."""
+
+    gpma_small_window: int = 512
+    """On the GPU, ``DynamicGraph`` windows of at most this many slots are merged by blocks of one warp
+    (most of a block of ``launch.BLOCK`` threads would idle on a leaf or two), wider ones by blocks of
+    ``launch.BLOCK`` threads. Not tuned yet: ``python3 tools/gpu_check.py``, rows "gpma ...", measures
+    it. CUDA storage only."""
+
+    gpma_wide_window: int = 4096
+    """On the GPU, ``DynamicGraph`` windows wider than this many slots are merged by grid-wide kernels
+    (every thread of the GPU on the few wide windows a level has, a hub's inserts say) rather than by a
+    block each. Not tuned yet: ``python3 tools/gpu_check.py``, rows "gpma ...", measures it. CUDA storage
+    only."""
 
     # ----------------------------------------------------------------------------------------- threads
     fair_share_refresh_s: float = 0.05

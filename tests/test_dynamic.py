@@ -2,19 +2,19 @@
 
 import numpy as np
 import pytest
-from graphkern.graph import dynamic
 from graphkern.kernels.cpu import gpma
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import graphkern as gk
+from graphkern._cpu.pma import PackedStorage
 
 
 def check_invariants(dg, model):
     """``model``: {(src, dst): id} of the live edges."""
-    keys, row_off = dg._keys, dg._row_off
-    leaf = dg._leaf
+    storage = dg._storage
+    keys, row_off, leaf = storage.keys, storage.row_off, storage.leaf
     occupied = keys != gpma.KEY_NONE
     # sorted, ignoring gaps; every leaf packed at its start and not empty
     assert np.all(np.diff(keys[occupied]) > 0)
@@ -23,8 +23,8 @@ def check_invariants(dg, model):
         assert block[0], "an empty leaf"
         assert not np.any(block[np.argmin(block):]) or block.all(), "a gap before an element in a leaf"
     # the root's density bound (walls, live edges and tombstones all take a slot)
-    assert occupied.sum() <= dg._upper[dg._height]
-    assert occupied.sum() == dg.num_nodes + dg.num_edges + dg._tombs
+    assert occupied.sum() <= storage.upper[storage.height]
+    assert occupied.sum() == dg.num_nodes + dg.num_edges + storage.tombs
     # walls where row_off says, rows in between
     n = dg.num_nodes
     for r in range(n):
@@ -78,15 +78,15 @@ def apply_to_model(model, free, next_id, insert, delete):
     return {"inserted": inserted, "deleted": deleted}
 
 
-# a batch goes in place (searches, leaf merges, window rebalances) or, past capacity / MERGE_RATIO keys,
+# a batch goes in place (searches, leaf merges, window rebalances) or, past capacity / gpma_merge_ratio keys,
 # through one merge of the whole array; each path must keep every invariant on its own
 PATHS = {"in_place": 0, "merge": 1 << 40}
 
 
 @pytest.fixture(params=sorted(PATHS))
-def batch_path(request, monkeypatch):
-    monkeypatch.setattr(dynamic, "MERGE_RATIO", PATHS[request.param])
-    return request.param
+def batch_path(request):
+    with gk.tuned(gpma_merge_ratio=PATHS[request.param]):
+        yield request.param
 
 
 @pytest.mark.parametrize("n,batches,size,seed", [(5, 60, 6, 0), (40, 40, 80, 1), (300, 25, 900, 2),
@@ -109,19 +109,19 @@ def test_random_batches_against_the_model(n, batches, size, seed, batch_path):
         check_invariants(dg, model)
 
 
-def test_degrees_on_two_threads_for_big_batches(batch_path, monkeypatch):
-    """From SPLIT_DEGREES_MIN keys on, the out- and in-degrees are added on two threads (one array
+def test_degrees_on_two_threads_for_big_batches(batch_path):
+    """From gpma_split_degrees_min keys on, the out- and in-degrees are added on two threads (one array
     each): the same degrees as the model's, through inserts, deletes and revived tombstones."""
-    monkeypatch.setattr(dynamic, "SPLIT_DEGREES_MIN", 0)
     rng = np.random.default_rng(21)
     n, size = 50, 400
     dg = gk.DynamicGraph(n)
     model, free, next_id = {}, [], [0]
-    for _ in range(12):
-        ins = (rng.integers(0, n, size), rng.integers(0, n, size))
-        dels = (rng.integers(0, n, size), rng.integers(0, n, size))
-        assert dg.apply(insert=ins, delete=dels) == apply_to_model(model, free, next_id, ins, dels)
-        check_invariants(dg, model)
+    with gk.tuned(gpma_split_degrees_min=0):
+        for _ in range(12):
+            ins = (rng.integers(0, n, size), rng.integers(0, n, size))
+            dels = (rng.integers(0, n, size), rng.integers(0, n, size))
+            assert dg.apply(insert=ins, delete=dels) == apply_to_model(model, free, next_id, ins, dels)
+            check_invariants(dg, model)
 
 
 def test_snapshot_csc_from_in_degrees_on_a_graph_that_splits_into_parts():
@@ -211,12 +211,12 @@ class MergingDynamicGraphMachine(DynamicGraphMachine):
     """The same machine with every insertion batch merged with the whole array."""
 
     def __init__(self):
-        self._ratio = dynamic.MERGE_RATIO
-        dynamic.MERGE_RATIO = PATHS["merge"]
+        self._merging = gk.tuned(gpma_merge_ratio=PATHS["merge"])
+        self._merging.__enter__()
         super().__init__()
 
     def teardown(self):
-        dynamic.MERGE_RATIO = self._ratio
+        self._merging.__exit__(None, None, None)
 
 
 MergingDynamicGraphMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=15, deadline=None)
@@ -235,44 +235,50 @@ def test_merge_without_memory_for_a_second_array_goes_in_place(monkeypatch):
         dg = gk.DynamicGraph(n)
         dg.apply(insert=(base[0], base[1]))
         dg.apply(delete=(base[0][:500], base[1][:500]))
-        monkeypatch.setattr(dynamic, "_free_memory", lambda device, free=free: free)
-        monkeypatch.setattr(dynamic, "BATCH_BYTES_PER_EDGE", 0)
-        monkeypatch.setattr(dynamic, "MERGE_RATIO", PATHS["merge"])
-        assert dg.apply(insert=(batch[0], batch[1]))["inserted"] > 0
+        # host memory as the storage sees it: unknown (nothing refused), or none free
+        monkeypatch.setattr(PackedStorage, "free_memory", staticmethod(lambda free=free: free))
+        with gk.tuned(gpma_batch_bytes_per_edge=0, gpma_merge_ratio=PATHS["merge"]):
+            assert dg.apply(insert=(batch[0], batch[1]))["inserted"] > 0
         monkeypatch.undo()
         # the merge drops every tombstone; the in-place path leaves those it did not revive
-        assert (dg._tombs == 0) == (free is None)
+        assert (dg._storage.tombs == 0) == (free is None)
         results.append(dg.edges())
     for got, want in zip(results[0], results[1]):
         np.testing.assert_array_equal(got, want)
 
 
 def test_big_batch_keys_sorted_on_two_threads_equal_numpy_unique():
-    """From PARALLEL_SORT_MIN keys on, a batch is split at a sampled pivot and each side sorted on its own
+    """From gpma_parallel_sort_min keys on, a batch is split at a sampled pivot and each side sorted on its own
     thread: the keys must be NumPy's sorted distinct keys (repeats, and keys equal to the pivot,
     included)."""
     rng = np.random.default_rng(12)
     n = 1000
-    size = dynamic.PARALLEL_SORT_MIN + 12345
+    size = gk.tuning.current().gpma_parallel_sort_min + 12345
     src, dst = rng.integers(0, n, size), rng.integers(0, n, size)
     dg = gk.DynamicGraph(n)
-    np.testing.assert_array_equal(dg._sorted_unique_keys(src, dst), np.unique(src << 32 | dst))
+    np.testing.assert_array_equal(dg._storage.unique_keys(src, dst), np.unique(src << 32 | dst))
     # skewed batches: one edge repeated (one side takes all), one source, keys in descending order
     for s_, d_ in ((np.full(size, 7), np.full(size, 3)), (np.full(size, n - 1), dst),
                    (np.sort(src)[::-1].copy(), np.sort(dst)[::-1].copy())):
-        np.testing.assert_array_equal(dg._sorted_unique_keys(s_, d_), np.unique(s_ << 32 | d_))
+        np.testing.assert_array_equal(dg._storage.unique_keys(s_, d_), np.unique(s_ << 32 | d_))
     # and the batch goes in through the merge: every distinct edge once
     assert dg.apply(insert=(src, dst))["inserted"] == np.unique(src << 32 | dst).size
 
 
+@pytest.fixture
+def merging():
+    """Every insertion batch merged with the whole array."""
+    with gk.tuned(gpma_merge_ratio=PATHS["merge"]):
+        yield
+
+
 @pytest.mark.parametrize("num_nodes", [40, 400, 5000])
-def test_merge_with_many_keys_in_one_leaf_and_tombstones(num_nodes, monkeypatch):
+def test_merge_with_many_keys_in_one_leaf_and_tombstones(num_nodes, merging):
     """The merge stages an old leaf and places its batch keys by rank, writing finished leaves every
     INSERTS_PER_FLUSH keys: one row taking hundreds of new edges in one batch (all in the leaf of its
     wall), deleted edges coming back (tombstones staged out, the keys new) and existing edges repeated
     (dropped) must keep every invariant. Sizes give leaves of fewer than, exactly and more than one
     vector of slots."""
-    monkeypatch.setattr(dynamic, "MERGE_RATIO", PATHS["merge"])
     rng = np.random.default_rng(7)
     dg = gk.DynamicGraph(num_nodes)
     model, free, next_id = {}, [], [0]

@@ -332,3 +332,22 @@ def test_memory_knobs_decide_what_goes_on_huge_pages_and_what_the_pool_keeps(mon
         del mapped
     assert sum(len(maps) for maps in _memory._pool.values()) == 1
     _memory.release_pool()
+def test_dynamic_graph_knobs_decide_merges_and_compactions():
+    """gpma_merge_ratio sends a small batch through the whole-array merge (which drops every tombstone) or
+    leaves it in place; gpma_tombstone_fraction decides when deletions compact the array."""
+    rng = np.random.default_rng(4)
+    n = 200
+    base = rng.integers(0, n, (2, 3000))
+    fresh = np.stack([np.arange(n), (np.arange(n) + 1) % n])[:, :150]
+
+    def tombstones_after(**knobs):
+        dg = gk.DynamicGraph(n)
+        dg.apply(insert=(base[0], base[1]))
+        with gk.tuned(**knobs):
+            dg.apply(delete=(base[0][:500], base[1][:500]))
+            dg.apply(insert=(fresh[0], fresh[1]))
+        return dg._storage.tombs
+
+    assert tombstones_after(gpma_merge_ratio=1) > 0  # in place: tombstones stay until a compaction
+    assert tombstones_after(gpma_merge_ratio=1 << 40) == 0  # merged: the new layout has none
+    assert tombstones_after(gpma_merge_ratio=1, gpma_tombstone_fraction=0.0) == 0  # compacted at once

@@ -5,9 +5,17 @@ name, except where the backends differ by design (listed below with the reason).
 
 The host-side input checks are written once, in graphkern._validate, over reductions that graphkern._cuda
 runs on the device for device arrays: its checks of the same names and parameters only hand those over.
+
+The same holds for the driver packages graphkern._cpu and graphkern._cuda: the same modules, the same public
+classes and functions, and in each class the same methods with the same parameters, so that host code
+calls either backend's driver the same way. Only graphkern._backend imports their modules, and only
+graphkern/_cuda/ imports kernels.cuda among the host modules that have moved to the drivers.
 """
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,7 +134,8 @@ def test_locate_is_the_cpu_function_compiled_for_the_device():
 
 
 def test_device_input_checks_are_the_host_ones_with_device_reductions():
-    host, device = top_level(ROOT / "graphkern" / "_validate.py"), top_level(ROOT / "graphkern" / "_cuda.py")
+    host = top_level(ROOT / "graphkern" / "_validate.py")
+    device = top_level(ROOT / "graphkern" / "_cuda" / "__init__.py")
     for name in ("check_ids_in_range", "check_indptr", "check_permutation"):
         positional, defaults, keyword_only, varargs, varkw = parameters(host[name])
         assert keyword_only == (("reductions", "HOST_REDUCTIONS"),), name
@@ -148,3 +157,150 @@ def test_validation_reductions_use_no_atomics():
 def test_parameters_reads_kinds_and_defaults():
     fn = ast.parse("def f(a, b=1, *args, c, d=None, **kw): pass").body[0]
     assert parameters(fn) == (("a", "b"), ("1",), (("c", None), ("d", "None")), "args", "kw")
+
+
+# ---------------------------------------------------------------------------------------- driver packages
+CPU_DRIVER = ROOT / "graphkern" / "_cpu"
+CUDA_DRIVER = ROOT / "graphkern" / "_cuda"
+# the modules the drivers serve (a module joins when its host code moves into the drivers); each is checked
+# for imports of kernels.cuda and of the driver modules
+DRIVER_USERS = [ROOT / "graph" / "dynamic.py", ROOT / "graphkern" / "incremental.py",
+                ROOT / "graphkern" / "_packed_layout.py", ROOT / "graphkern" / "_backend.py"]
+# folder -> the package it installs as (pyproject.toml, [tool.setuptools.package-dir])
+INSTALLED_AS = {"graphkern": "graphkern", "kernels": "graphkern.kernels", "graph": "graphkern.graph"}
+
+
+def driver_modules(folder: Path) -> set[str]:
+    """The driver modules of a package (its ``__init__`` aside: graphkern._cuda's holds the device-array
+    helpers, which every CUDA path shares, and graphkern._cpu's only a docstring)."""
+    return {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+
+
+def defined(path: Path) -> dict[str, ast.AST]:
+    """Public classes, functions and assigned names a module defines (imported names aside)."""
+    names = {}
+    for node in _tree(path).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names[node.name] = node
+        elif isinstance(node, ast.Assign):
+            names.update((t.id, node) for t in node.targets if isinstance(t, ast.Name))
+    return {name: node for name, node in names.items() if not name.startswith("_") or name == "__all__"}
+
+
+def methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
+    """The public methods (``__init__`` included) and class attributes of a class."""
+    found = {}
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and (not node.name.startswith("_") or node.name == "__init__"):
+            found[node.name] = node
+        elif isinstance(node, ast.Assign):
+            found.update((t.id, node) for t in node.targets if isinstance(t, ast.Name) and not t.id.startswith("_"))
+    return found
+
+
+def signature(node: ast.AST) -> tuple:
+    """A method's decorators (static, property) and parameters; a class attribute's kind."""
+    if isinstance(node, ast.FunctionDef):
+        return tuple(ast.unparse(d) for d in node.decorator_list), parameters(node)
+    return ("attribute",)
+
+
+def test_driver_packages_have_the_same_modules():
+    cpu, gpu = driver_modules(CPU_DRIVER), driver_modules(CUDA_DRIVER)
+    assert cpu == gpu, (cpu ^ gpu)
+    assert {"pma", "incremental"} <= cpu
+
+
+@pytest.mark.parametrize("module", sorted(driver_modules(CPU_DRIVER)))
+def test_driver_modules_define_the_same_names_and_signatures(module):
+    cpu, gpu = defined(CPU_DRIVER / f"{module}.py"), defined(CUDA_DRIVER / f"{module}.py")
+    assert set(cpu) == set(gpu), set(cpu) ^ set(gpu)
+    assert ast.unparse(cpu["__all__"].value) == ast.unparse(gpu["__all__"].value)
+    for name in sorted(cpu):
+        a, b = cpu[name], gpu[name]
+        assert type(a) is type(b), name
+        if isinstance(a, ast.FunctionDef):
+            assert signature(a) == signature(b), name
+        elif isinstance(a, ast.ClassDef):
+            ma, mb = methods(a), methods(b)
+            assert set(ma) == set(mb), (name, set(ma) ^ set(mb))
+            differ = {m: (signature(ma[m]), signature(mb[m])) for m in ma if signature(ma[m]) != signature(mb[m])}
+            assert not differ, (name, differ)
+
+
+def test_driver_classes_are_the_ones_the_host_code_takes():
+    """DynamicGraph takes ``pma.PackedStorage`` and IncrementalBFS ``incremental.SearchState`` of the
+    driver; each class has the methods they call."""
+    for folder in (CPU_DRIVER, CUDA_DRIVER):
+        storage = methods(defined(folder / "pma.py")["PackedStorage"])
+        assert {"check_batch", "apply", "contains", "edges", "snapshot_formats", "out_degrees", "in_degrees",
+                "device"} <= set(storage), folder
+        state = methods(defined(folder / "incremental.py")["SearchState"])
+        assert {"adopt_search", "split_keys", "concat", "relabel"} <= set(state), folder
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """The module a source file installs as, and whether it is a package's ``__init__``."""
+    rel = path.relative_to(ROOT)
+    parts = [INSTALLED_AS[rel.parts[0]], *rel.with_suffix("").parts[1:]]
+    is_init = parts[-1] == "__init__"
+    return ".".join(parts[:-1] if is_init else parts), is_init
+
+
+def imported(path: Path) -> set[str]:
+    """Every module (or ``module.name``) a file imports, inside functions too, resolved to absolute names."""
+    module, is_init = module_name(path)
+    found = set()
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module if is_init else module.rsplit(".", 1)[0]
+                for _ in range(node.level - 1):
+                    package = package.rsplit(".", 1)[0]
+                base = f"{package}.{base}" if base else package
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def driver_files():
+    return sorted([*CPU_DRIVER.glob("*.py"), *CUDA_DRIVER.glob("*.py"), *DRIVER_USERS])
+
+
+@pytest.mark.parametrize("path", driver_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_kernels_cuda_is_imported_only_by_the_cuda_driver(path):
+    cuda_kernels = sorted(m for m in imported(path) if m.startswith("graphkern.kernels.cuda"))
+    if path.parent != CUDA_DRIVER:
+        assert not cuda_kernels, cuda_kernels
+
+
+@pytest.mark.parametrize("path", driver_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_driver_modules_are_imported_only_by_the_backend(path):
+    """graphkern._backend.driver is the one place that picks a driver; a driver module may use its own
+    package's ``__init__`` (graphkern._cuda's device-array helpers) but no driver module."""
+    drivers = {f"graphkern.{pkg}.{m}" for pkg in ("_cpu", "_cuda") for m in driver_modules(CPU_DRIVER)}
+    reached = sorted(m for m in imported(path) if m in drivers)
+    if path.name != "_backend.py":
+        assert not reached, reached
+
+
+def test_the_import_checks_see_relative_and_nested_imports():
+    names = imported(CUDA_DRIVER / "pma.py")
+    assert "graphkern.kernels.cuda.gpma" in names  # ``from ..kernels.cuda import gpma as K`` in a method
+    assert "graphkern._cuda.pma" in imported(ROOT / "graphkern" / "_backend.py")
+    assert module_name(ROOT / "graph" / "dynamic.py") == ("graphkern.graph.dynamic", False)
+    assert module_name(CUDA_DRIVER / "__init__.py") == ("graphkern._cuda", True)
+
+
+def test_importing_graphkern_loads_no_cuda_driver():
+    """``import graphkern`` (and a CPU DynamicGraph with an IncrementalBFS) loads neither numba.cuda nor a
+    CUDA driver module: a CPU-only process never pays for them."""
+    code = ("import sys, graphkern as gk; dg = gk.DynamicGraph(3, backend='cpu'); dg.apply(insert=([0], [1])); "
+            "gk.IncrementalBFS(dg, 0); "
+            "print(sorted(m for m in sys.modules if m == 'numba.cuda' or m.startswith('graphkern._cuda.')))")
+    env = {k: v for k, v in os.environ.items() if k != "GRAPHKERN_BACKEND"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[]"]

@@ -18,7 +18,7 @@ finishes and ``--json`` is rewritten after every row. The exit status is 0 when 
 1 when some row was wrong or raised, 2 when the toolchain probe failed.
 
 ``--quick`` lowers the thresholds that send hub rows, long segments and wide windows to their own kernels
-(:data:`QUICK_KNOBS` and :data:`QUICK_THRESHOLDS`), so that every kernel of ``graphkern.kernels.cuda``
+(the knobs :data:`QUICK_KNOBS` of graphkern.tuning), so that every kernel of ``graphkern.kernels.cuda``
 runs at its tiny sizes (tests/cuda/test_gpu_check.py checks that in the simulator).
 
 Targets (met / not met in the last column): copy_u_sum at F = 64 at least cuSPARSE's csr @ dense on the
@@ -708,37 +708,26 @@ class Check:
 FAMILIES = ("sort", "spmm", "sddmm", "softmax", "bfs", "segment", "torch", "gpma")  # gpma needs no static graph
 
 
-# At --quick sizes no row is a hub: these knobs (graphkern.tuning) are lowered so that every hub path runs too
+# At --quick sizes no row is a hub: these knobs (graphkern.tuning) are lowered so that every hub path and
+# the dynamic graph's wide windows run too
 QUICK_KNOBS = {
     "cuda_spmm_hub_degree": 16, "cuda_spmm_chunk_edges": 12,
     "cuda_softmax_small_degree": 2, "cuda_softmax_hub_degree": 6, "cuda_softmax_chunk_edges": 16,
     "cuda_bfs_push_group_degree": 3, "cuda_bfs_push_block_degree": 6, "cuda_bfs_push_grid_degree": 12,
     "cuda_bfs_pull_group_degree": 3, "cuda_bfs_pull_grid_degree": 12,
     "cuda_segment_backward_chunk_rows": 64,
+    "gpma_small_window": 16, "gpma_wide_window": 64,
 }
-# and these module thresholds (module, name, value); a name a module does not have is skipped, so the list
-# may run ahead of the code.
-QUICK_THRESHOLDS = [
-    ("graphkern.graph.dynamic_cuda", "SMALL_WINDOW", 16),
-    ("graphkern.graph.dynamic_cuda", "WIDE_WINDOW", 64),
-]
 
 
-def lower_hub_thresholds() -> list[str]:
-    """Lower :data:`QUICK_KNOBS` (for the rest of the process: the ``gk.tuned`` block is entered and left
-    open) and :data:`QUICK_THRESHOLDS`; returns what was changed."""
-    import importlib
+def quick_knobs() -> dict:
+    """The :data:`QUICK_KNOBS` this checkout's graphkern.tuning has (for ``gk.tuned`` around the run)."""
+    import dataclasses
 
-    import graphkern as gk
+    import graphkern
 
-    gk.tuned(**QUICK_KNOBS).__enter__()
-    changed = [f"{name}={value}" for name, value in QUICK_KNOBS.items()]
-    for module_name, name, value in QUICK_THRESHOLDS:
-        module = importlib.import_module(module_name)
-        if hasattr(module, name):
-            setattr(module, name, value)
-            changed.append(f"{module_name.rsplit('.', 1)[1]}.{name}={value}")
-    return changed
+    known = {f.name for f in dataclasses.fields(graphkern.Tuning)}
+    return {name: value for name, value in QUICK_KNOBS.items() if name in known}
 
 
 def parse(argv):
@@ -767,10 +756,15 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     use_checkout()
     print(f"toolchain: {probe_toolchain()}", flush=True)
+    knobs = {}
     if args.quick:
-        print(f"thresholds lowered: {', '.join(lower_hub_thresholds())}", flush=True)
+        knobs = quick_knobs()
+        print(f"thresholds lowered: {', '.join(f'{name}={value}' for name, value in knobs.items())}", flush=True)
     report = Report(args.json)
-    Check(args, report).run()
+    import graphkern
+
+    with graphkern.tuned(**knobs):
+        Check(args, report).run()
     print()
     print(report.render())
     verdict = "every row ran and agreed" if not report.failed else f"{report.failed} rows wrong or failed"

@@ -1,5 +1,12 @@
-"""Host-side helpers of the CUDA backend: recognising device arrays, adopting them without copies,
-validating device input with small device reductions, and moving arrays between host and device.
+"""The CUDA driver package; its own namespace holds the host-side helpers of the CUDA backend:
+recognising device arrays, adopting them without copies, validating device input with small device
+reductions, and moving arrays between host and device.
+
+Its driver modules are the twins of ``graphkern._cpu``'s (the same module names, classes, functions and
+parameters; tests/test_twins.py compares them): :mod:`.pma` (``PackedStorage``, the packed memory array of
+a :class:`~graphkern.DynamicGraph` on the GPU) and :mod:`.incremental` (``SearchState``, the device state
+of an :class:`~graphkern.IncrementalBFS`). :func:`graphkern._backend.driver` imports them when the CUDA
+backend is asked for; importing this package imports neither them nor ``numba.cuda``.
 
 ``numba.cuda`` is imported inside the functions, so importing graphkern never touches CUDA (the
 simulator switch ``NUMBA_ENABLE_CUDASIM`` must be set before the first import of ``numba.cuda``).
@@ -11,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from . import _validate
-from ._validate import IndexReductions, is_device_array, to_host_array
-from .errors import BackendUnavailableError
+from .. import _validate
+from .._validate import IndexReductions, is_device_array, to_host_array
+from ..errors import BackendUnavailableError
 
 
 def require_cuda() -> None:
     """Raise :class:`BackendUnavailableError` saying why when no GPU (nor the simulator) is usable."""
-    from ._config import cuda_status
+    from .._config import cuda_status
 
     ok, why = cuda_status()
     if not ok:
@@ -74,7 +81,7 @@ def zeros(shape, dtype):
 
 
 def full(shape, value, dtype):
-    from .kernels.cuda.sort import fill
+    from ..kernels.cuda.sort import fill
 
     out = empty(shape, dtype)
     if out.size:
@@ -98,7 +105,7 @@ def index_array(name: str, obj: Any, dtype=None):
     if not is_c_contiguous(arr):
         raise ValueError(f"argument '{name}': expected a contiguous device array, found strides {arr.strides}")
     if dtype is not None and np.dtype(arr.dtype) != np.dtype(dtype):
-        from .kernels.cuda.sort import cast
+        from ..kernels.cuda.sort import cast
 
         if arr.size and np.dtype(dtype) == np.int32:
             lo, hi = min_max(arr)
@@ -109,7 +116,7 @@ def index_array(name: str, obj: Any, dtype=None):
 
 
 def min_max(arr) -> tuple[int, int]:
-    from .kernels.cuda.reduce import min_max as _min_max
+    from ..kernels.cuda.reduce import min_max as _min_max
 
     return _min_max(arr)
 
@@ -124,13 +131,13 @@ class _DeviceReductions(IndexReductions):
 
     @staticmethod
     def first_outside(arr, low: int, high: int) -> int:
-        from .kernels.cuda.reduce import first_outside
+        from ..kernels.cuda.reduce import first_outside
 
         return first_outside(arr, low, high)
 
     @staticmethod
     def first_descent(arr) -> int:
-        from .kernels.cuda.reduce import first_descent
+        from ..kernels.cuda.reduce import first_descent
 
         return first_descent(arr)
 
@@ -138,7 +145,7 @@ class _DeviceReductions(IndexReductions):
     def first_repeated(ids, space: int) -> tuple[int, int] | None:
         """Distinct ids are counted with one atomic increment each: valid input never sends two to one
         address."""
-        from .kernels.cuda.sort import histogram
+        from ..kernels.cuda.sort import histogram
 
         counts = histogram(ids, space, np.int64)
         if min_max(counts)[1] <= 1:

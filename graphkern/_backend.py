@@ -1,0 +1,46 @@
+"""The one place that picks a backend's driver package: :func:`driver`.
+
+``graphkern._cpu`` and ``graphkern._cuda`` are twin packages (the same module names, classes, functions
+and parameters; tests/test_twins.py compares them). Host code resolves the backend
+(:func:`graphkern._config.resolve_backend`), asks :func:`driver` for its package and calls that, with no
+branch on the device of its own. The CUDA driver modules are imported only when the CUDA backend is
+asked for, so a CPU-only process never loads them (nor ``numba.cuda``).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from ._config import resolve_backend
+
+__all__ = ["driver", "resolve_driver"]
+
+
+def driver(backend: str) -> ModuleType:
+    """The driver package of the concrete backend ``backend`` (``"cpu"`` or ``"cuda"``), its driver
+    modules (``pma``, ``incremental``) imported.
+
+    Examples
+    --------
+    >>> from graphkern._backend import driver
+    >>> cpu = driver("cpu")
+    >>> cpu.__name__, cpu.pma.PackedStorage.device
+    ('graphkern._cpu', 'cpu')
+    """
+    if backend == "cpu":
+        from . import _cpu
+        from ._cpu import incremental, pma  # noqa: F401 - loaded as attributes of the package
+
+        return _cpu
+    if backend == "cuda":
+        from . import _cuda
+        from ._cuda import incremental, pma  # noqa: F401 - loaded as attributes of the package
+
+        return _cuda
+    raise ValueError(f"expected a concrete backend 'cpu' or 'cuda', found {backend!r}")
+
+
+def resolve_driver(backend: str | None, *arrays) -> ModuleType:
+    """The driver package for a call's ``backend=`` argument and inputs (:func:`resolve_backend`: ``auto``
+    picks cuda only for data already on a GPU; an unusable cuda raises BackendUnavailableError)."""
+    return driver(resolve_backend(backend, *arrays))

@@ -1,0 +1,10 @@
+"""The CPU driver package: the host side of graphkern's kernels on the CPU backend.
+
+It and ``graphkern._cuda`` are twins: the same module names, and in each module the same public classes
+and functions with the same parameters (tests/test_twins.py compares them from the source), so that
+host code picks a backend once (:func:`graphkern._backend.driver`) and calls either the same way.
+
+- :mod:`.pma`: ``PackedStorage``, the packed memory array of a :class:`~graphkern.DynamicGraph`.
+- :mod:`.incremental`: ``SearchState``, the levels, parents and steps of an
+  :class:`~graphkern.IncrementalBFS`.
+"""

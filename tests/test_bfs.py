@@ -7,6 +7,7 @@ from graph_cases import CASES, facebook_edges
 from scipy.sparse.csgraph import shortest_path
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 ALGORITHMS = ["direction_optimizing", "top_down", "bottom_up", "spmsv", "auto"]
 
@@ -83,11 +84,11 @@ def test_explain_says_which_visited_map_top_down_levels_claim_on(monkeypatch):
     g = gk.graph.kronecker(10)
     workers = numba.get_num_threads()
     for algorithm in ("top_down", "direction_optimizing", "auto"):
-        why = " ".join(gk.explain(g, "bfs", algorithm=algorithm).reasons)
+        why = " ".join(gk.explain(g, "bfs", 0, algorithm=algorithm).reasons)
         assert f"private visited map per thread ({workers} x 128 B)" in why  # 1,024 vertices
-    assert "visited map" not in " ".join(gk.explain(g, "bfs", algorithm="bottom_up").reasons)
+    assert "visited map" not in " ".join(gk.explain(g, "bfs", 0, algorithm="bottom_up").reasons)
     monkeypatch.setattr(traversal, "PRIVATE_MAPS_MAX_BYTES", 0)
-    why = " ".join(gk.explain(g, "bfs", algorithm="top_down").reasons)
+    why = " ".join(gk.explain(g, "bfs", 0, algorithm="top_down").reasons)
     assert (f"one shared visited map by compare-and-swap: {workers} private maps would take {128 * workers} B, "
             "over PRIVATE_MAPS_MAX_BYTES (0 B)") in why
 
@@ -365,7 +366,8 @@ def test_bad_input():
     only_csr = g.formats("csr")
     with pytest.raises(ValueError, match="needs the csc format.*algorithm='top_down'"):
         gk.bfs(only_csr, 0, algorithm="bottom_up")
-    assert gk.explain(only_csr, "bfs").kernel == "bfs_top_down"
+    plan = gk.explain(only_csr, "bfs", 0)
+    assert (plan.kernel, plan.params["algorithm"]) == (Kernel.BFS_TOP_DOWN, "top_down")
     assert gk.bfs(only_csr, 0).parents.tolist() == [0, 0, 1]
     with pytest.raises(TypeError, match="argument 'g'"):
         gk.bfs("graph", 0)

@@ -152,8 +152,7 @@ def spmm_call(g, op, reduce, ufeat=None, efeat=None, return_arg=False, backend=N
 
 
 @register_explainer("spmm")
-def _explain_spmm(g, op="copy_lhs", reduce="sum", ufeat=None, efeat=None, *, return_arg=False, backend=None,
-                  format=None) -> Plan:
+def _explain_spmm(g, op, reduce, ufeat=None, efeat=None, *, return_arg=False, backend=None, format=None) -> Plan:
     return spmm_call(g, op, reduce, ufeat, efeat, return_arg, backend, format, explaining=True).plan
 
 
@@ -264,8 +263,7 @@ def sddmm_call(g, op, lhs, rhs, lhs_target="u", rhs_target="v", backend=None, fo
 
 
 @register_explainer("sddmm")
-def _explain_sddmm(g, op="dot", lhs=None, rhs=None, lhs_target="u", rhs_target="v", *, backend=None,
-                   format=None) -> Plan:
+def _explain_sddmm(g, op, lhs, rhs, lhs_target="u", rhs_target="v", *, backend=None, format=None) -> Plan:
     return sddmm_call(g, op, lhs, rhs, lhs_target, rhs_target, backend, format, explaining=True).plan
 
 
@@ -350,7 +348,7 @@ def edge_softmax_call(g, logits, norm_by="dst", backend=None, *, explaining=Fals
 
 
 @register_explainer("edge_softmax")
-def _explain_edge_softmax(g, logits=None, norm_by="dst", *, backend=None) -> Plan:
+def _explain_edge_softmax(g, logits, norm_by="dst", *, backend=None) -> Plan:
     return edge_softmax_call(g, logits, norm_by, backend, explaining=True).plan
 
 

@@ -216,8 +216,8 @@ def log_plan(the_plan: Plan) -> Plan:
 
 
 def csc_rows_sorted(g, remember: bool = True) -> bool:
-    """Whether the CSC lists each row's sources in ascending order: the BFS pull step and the blocked SpMM
-    both ask. Decided without building the CSC: a CSC built from the CSR (a stable transpose) always is;
+    """Whether the CSC lists each row's sources in ascending order (the blocked SpMM's results equal the CSC
+    kernel's bit for bit only then). Decided without building the CSC: a CSC built from the CSR (a stable transpose) always is;
     one built from the COO (a stable count sort) is when each destination's sources come in ascending
     order in the COO. Kept on the graph when ``remember`` (a plan only reads: ``remember=False``)."""
     flag = g._cache.get("csc_rows_sorted")

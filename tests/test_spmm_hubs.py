@@ -124,7 +124,8 @@ def test_hub_split_planner_rules(monkeypatch):
     assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel is Kernel.SPMM_BLOCKED
     plan = gk.explain(g, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat=x)
     assert (plan.kernel, plan.params["arg"]) == (Kernel.SPMM_CSC_VECTOR, True)
-    assert _spmm_plan(g, "copy_rhs", "sum", None, x[:g.num_edges]).kernel is not Kernel.SPMM_BLOCKED_HUBS
+    edge_rows = np.ones((g.num_edges, 32), np.float32)
+    assert _spmm_plan(g, "copy_rhs", "sum", None, edge_rows).kernel is not Kernel.SPMM_BLOCKED_HUBS
     assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel is Kernel.SPMM_BLOCKED
     wide = rng.random((g.num_edges, 32), dtype=np.float32)
     assert _spmm_plan(g, "mul", "sum", x, wide).kernel is Kernel.SPMM_CSC_VECTOR

@@ -399,10 +399,14 @@ class Graph(GraphBase):
         """True when slot ``j`` of format ``name`` holds edge ``j`` (kernels skip the indirection)."""
         return name in self._identity
 
+    def _in_adjacency_format(self) -> str:
+        """The format :meth:`_in_adjacency` reads: the CSC, or on a symmetric graph the CSR."""
+        return "csr" if self._symmetric and "csr" in self._allowed else "csc"
+
     def _in_adjacency(self) -> tuple:
         """``(indptr, indices)`` listing each destination's sources: the CSC's, or on a symmetric graph the
         CSR's own arrays (the same lists, with no CSC built). For searches, which need no edge ids."""
-        indptr, indices, _ = self._raw("csr" if self._symmetric and "csr" in self._allowed else "csc")
+        indptr, indices, _ = self._raw(self._in_adjacency_format())
         return indptr, indices
 
     # ------------------------------------------------------------------ queries and transforms

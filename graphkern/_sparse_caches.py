@@ -129,11 +129,12 @@ def hub_capacity(row_bytes: int) -> int:
     return int(cache_bytes() * tuning.current().hub_l2_share) // max(1, int(row_bytes))
 
 
-def hub_sources(g, hub_rows: int):
+def hub_sources(g, hub_rows: int, remember: bool = True):
     """The at most ``hub_rows`` sources of highest out-degree (ties to the lower id; sources without
-    edges left out), sorted, and the share of the edges they carry; cached on the graph."""
+    edges left out), sorted, and the share of the edges they carry; cached on the graph when ``remember``
+    (a plan only reads: ``remember=False``)."""
     key = ("spmm_hubs", hub_rows)
-    found = _cached_recent(g, key)
+    found = _cached_recent(g, key) if remember else g._cache.get(key)
     if found is None:
         degrees = g.out_degrees()
         count = min(max(int(hub_rows), 0), g.num_src)
@@ -141,7 +142,8 @@ def hub_sources(g, hub_rows: int):
         hub_ids = np.sort(top[degrees[top] > 0]).astype(g.idtype)
         share = float(degrees[hub_ids].sum(dtype=np.int64)) / max(g.num_edges, 1)
         found = (hub_ids, share)
-        _cache_recent(g, ("spmm_hubs",), key, found)
+        if remember:
+            _cache_recent(g, ("spmm_hubs",), key, found)
     return found
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _cuda, tuning
+from .dispatch import Kernel
 
 _OFFSET_TABLES: dict = {}  # (bytes of a broadcast offset table) -> its device copy
 _DUMMIES: dict = {}
@@ -91,7 +92,7 @@ def spmm(g, the_plan, op, reduce, x, w, bcast, with_arg):
     au = arg_u if arg_u is not None else dummy(idt)
     ae = arg_e if arg_e is not None else dummy(idt)
     acc = accumulator(dtype)
-    if the_plan.format == "csc":
+    if the_plan.kernel is Kernel.CUDA_SPMM_CSC:
         indptr, indices, eids = dg._raw("csc")
         has_eids = not dg.eids_are_identity("csc")
         eids = eids if has_eids else indices

@@ -44,6 +44,16 @@ def graph_of(g, format=None):
     return g
 
 
+def graph_planned(g, format=None, explaining: bool = False):
+    """:func:`graph_of` for a plan: None when explaining a call on a DynamicGraph that would build its
+    snapshot first (a plan builds nothing; the call then plans on the snapshot it builds)."""
+    from .graph import DynamicGraph
+
+    if explaining and isinstance(g, DynamicGraph) and format != "packed" and g.cached_snapshot() is None:
+        return None
+    return graph_of(g, format)
+
+
 def is_packed(g) -> bool:
     """Whether :func:`graph_of` gave the packed arrays (a DynamicGraph) rather than a Graph."""
     from .graph import DynamicGraph
@@ -60,11 +70,12 @@ def where(g, backend, *arrays) -> bool:
     return on_device
 
 
-def feature(name: str, arr, rows: int, what: str, on_device: bool = False):
+def feature(name: str, arr, rows: int, what: str, on_device: bool = False, to_device: bool = True):
     """A float feature array with ``rows`` rows, C-contiguous; 1-D means one scalar per row.
 
     On the cuda backend the result is a device array: device input is adopted without a copy (float16
-    allowed), host input is checked here and then copied to the device once."""
+    allowed), host input is checked here and then copied to the device once (not with ``to_device=False``:
+    a plan reads only the array's shape and dtype)."""
     if _cuda.is_device_array(arr):
         if not on_device:
             raise TypeError(f"argument '{name}': expected a host array, found a CUDA device array; "
@@ -88,7 +99,7 @@ def feature(name: str, arr, rows: int, what: str, on_device: bool = False):
     if not _cuda.is_c_contiguous(arr):
         raise ValueError(f"argument '{name}': expected a C-contiguous array, found strides {arr.strides}; "
                          f"pass np.ascontiguousarray({name})")
-    if on_device and isinstance(arr, np.ndarray):
+    if on_device and to_device and isinstance(arr, np.ndarray):
         arr = _cuda.to_device(name, arr)
     return arr
 
@@ -113,9 +124,9 @@ def feature_shape(arr):
     return tuple(arr.shape[1:]) if arr.ndim > 1 else (1,)
 
 
-def check_spmm(g, op, reduce, ufeat, efeat, on_device=False):
+def check_spmm(g, op, reduce, ufeat, efeat, on_device=False, to_device=True):
     """The op, the reducer and the operands of an SpMM call: ``(x, w, broadcast)``, each operand a
-    checked feature array or None when the op does not read it."""
+    checked feature array or None when the op does not read it (``to_device``: see :func:`feature`)."""
     check_choice("op", op, _spmm_cpu.OPS)
     check_choice("reduce", reduce, _spmm_cpu.REDUCERS)
     uses_x, uses_w = op != "copy_rhs", op != "copy_lhs"
@@ -127,8 +138,8 @@ def check_spmm(g, op, reduce, ufeat, efeat, on_device=False):
         raise ValueError("argument 'ufeat': op 'copy_rhs' reads only efeat; pass ufeat=None")
     if not uses_w and efeat is not None:
         raise ValueError("argument 'efeat': op 'copy_lhs' reads only ufeat; pass efeat=None")
-    x = feature("ufeat", ufeat, g.num_src, "source node", on_device) if uses_x else None
-    w = feature("efeat", efeat, g.num_edge_ids, edge_word(g), on_device) if uses_w else None
+    x = feature("ufeat", ufeat, g.num_src, "source node", on_device, to_device) if uses_x else None
+    w = feature("efeat", efeat, g.num_edge_ids, edge_word(g), on_device, to_device) if uses_w else None
     if x is not None and w is not None and x.dtype != w.dtype:
         raise TypeError(f"arguments 'ufeat' and 'efeat': expected the same dtype, found {x.dtype} and {w.dtype}")
     bcast = _broadcast.analyse(op, feature_shape(x) if x is not None else (),
@@ -136,8 +147,8 @@ def check_spmm(g, op, reduce, ufeat, efeat, on_device=False):
     return x, w, bcast
 
 
-def operand(name, arr, target, g, on_device=False):
+def operand(name, arr, target, g, on_device=False, to_device=True):
     """An SDDMM operand taken from sources (``"u"``), destinations (``"v"``) or edges (``"e"``)."""
     rows = {"u": g.num_src, "v": g.num_dst, "e": g.num_edge_ids}[target]
     what = {"u": "source node", "v": "destination node", "e": edge_word(g)}[target]
-    return feature(name, arr, rows, what, on_device)
+    return feature(name, arr, rows, what, on_device, to_device)

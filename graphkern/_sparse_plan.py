@@ -1,25 +1,45 @@
 """The planners of the sparse kernels: which format and which compiled kernel a call runs, and why.
 
-Each registers with graphkern.dispatch (``plan``/``gk.explain``) and only reads the graph and the sizes
-of the call's arrays: nothing here builds a format or runs a kernel. The cost model's rules for the
-cache-blocked paths (destination blocks, the hub split, the blocked SDDMM) and the edge-order softmax
-are measured; each says by which command.
+One function per family (:func:`spmm_call`, :func:`sddmm_call`, :func:`edge_softmax_call`) validates the
+call's own arguments and plans it; graphkern.sparse runs what it returns, and ``gk.explain`` returns its
+plan (registered with graphkern.dispatch), so the two cannot disagree. A planner only reads the graph and
+the shapes of the call's arrays: nothing here builds a format or runs a kernel, and when explaining
+nothing is cached either. The cost model's rules for the cache-blocked paths (destination blocks, the hub
+split, the blocked SDDMM) and the edge-order softmax are measured; each says by which command.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _broadcast, tuning
 from . import _sparse_caches as _caches
-from . import tuning
-from ._sparse_inputs import graph_of, is_packed
+from ._sparse_inputs import check_spmm, edge_word, feature, feature_shape, graph_planned, is_packed, operand, where
 from ._validate import check_choice
-from .dispatch import Plan, csc_rows_sorted, how_to_build, register_planner, select_format
+from .dispatch import Kernel, Plan, builds, csc_rows_sorted, log_plan, register_explainer, select_format
 from .kernels.cpu import edge_softmax as _softmax_cpu
+from .kernels.cpu import spmm as _spmm_cpu
+
+TARGETS = ("u", "v", "e")
 
 
-def _packed_plan(family: str, backend: str, kernel: str) -> Plan:
-    return Plan(family, backend, "packed", kernel, None,
+def _packed_plan(family: str, backend: str, kernel: Kernel, params: dict) -> Plan:
+    return Plan(family, backend, kernel, "packed", (), params,
                 ("format='packed' was asked for: the kernel walks the DynamicGraph's packed memory array (rows "
                  "by source; walls, gaps and tombstones skipped) without a snapshot",))
+
+
+def snapshot_plan(family: str, backend: str) -> Plan:
+    """The plan of a call on a DynamicGraph without a current snapshot, explained without building it."""
+    return Plan(family, backend, None, "snapshot", (), {},
+                ("a DynamicGraph without a current snapshot: the call builds the snapshot (CSR with the stable "
+                 "edge ids), then plans on it as on a Graph",))
+
+
+def _run_or_explain(the_plan: Plan, explaining: bool) -> Plan:
+    return the_plan if explaining else log_plan(the_plan)
 
 
 # ------------------------------------------------------------------------------------------------ spmm
@@ -28,7 +48,7 @@ def _packed_plan(family: str, backend: str, kernel: str) -> Plan:
 # hub_min_edge_share, sddmm_blocked_max_row_bytes; each is read when a call is planned.
 
 
-def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks):
+def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, remember=True):
     """Why the blocked sums split off the hub sources' edges, or None (see
     :func:`graphkern._sparse_caches.dst_blocks`).
 
@@ -51,17 +71,17 @@ def _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks)
     hub_rows = _caches.hub_capacity(ufeat_bytes // g.num_src)
     if hub_rows < 1:
         return None
-    hub_ids, share = _caches.hub_sources(g, hub_rows)
+    hub_ids, share = _caches.hub_sources(g, hub_rows, remember)
     if share < knobs.hub_min_edge_share:
         return None
     return (f"hub split: the {hub_ids.size} sources of highest out-degree carry {share:.0%} of the edges; "
             f"their rows are copied together into the L2 and each row reduces its edges from them first")
 
 
-def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_split=False):
+def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_split=False, remember=True):
     """Why the blocked path runs instead of the CSC kernel, or None (the cost model's measured rule).
 
-    The blocked path (``spmm_blocked_*``) walks each destination block's edges in source order, adding
+    The blocked path (``Kernel.SPMM_BLOCKED``) walks each destination block's edges in source order, adding
     into output rows held in the L2 cache. Against the CSC vector kernel it is faster for one-vector
     rows (F = 1 to 16, float32 and float64) on graphs whose gathered rows outgrow the L2: copy_u_sum,
     copy_u_max, copy_e_sum and u_mul_e_sum with w (E, 1) (edge ids in source order, so w streams). Not
@@ -86,7 +106,7 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_s
                  and csc_permutes)
     if not (gathers_x or gathers_w):
         return None
-    if not csc_rows_sorted(g):
+    if not csc_rows_sorted(g, remember):
         return None
     what = "ufeat" if gathers_x else "edge rows behind the csc's edge ids"
     size = f"{l2 >> 10} KB" if l2 >= 1024 else f"{l2} bytes"
@@ -94,14 +114,47 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_s
             f"blocks of the csc in source order, output rows in the cache")
 
 
-@register_planner("spmm")
-def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=False, edge_row_bytes=None,
-               ufeat_bytes=None, out_chunks=None):
-    g = graph_of(g, format)
+class SpmmCall(NamedTuple):
+    """A validated, planned spmm call: the graph it runs on (None when explaining a call that builds a
+    DynamicGraph's snapshot first), the backend, the checked operands, their broadcast and the plan."""
+
+    g: object
+    on_device: bool
+    x: object
+    w: object
+    bcast: _broadcast.Broadcast
+    with_arg: bool
+    plan: Plan
+
+
+def spmm_call(g, op, reduce, ufeat=None, efeat=None, return_arg=False, backend=None, format=None, *,
+              explaining=False) -> SpmmCall:
+    """Validate the arguments of :func:`graphkern.spmm` and plan the call (logged unless ``explaining``)."""
+    run_on = graph_planned(g, format, explaining)
+    target = g if run_on is None else run_on
+    on_device = where(target, backend, ufeat, efeat)
+    x, w, bcast = check_spmm(target, op, reduce, ufeat, efeat, on_device, to_device=not explaining)
+    with_arg = bool(return_arg) and reduce in ("max", "min")
+    if return_arg and not with_arg:
+        raise ValueError(f"argument 'return_arg': arg outputs exist for max and min, found reduce={reduce!r}")
+    concrete = "cuda" if on_device else "cpu"
+    if run_on is None:
+        the_plan = snapshot_plan("spmm", concrete)
+    else:
+        the_plan = _plan_spmm(run_on, concrete, op, reduce, with_arg, format, x, w, bcast, not explaining)
+    return SpmmCall(run_on, on_device, x, w, bcast, with_arg, _run_or_explain(the_plan, explaining))
+
+
+@register_explainer("spmm")
+def _explain_spmm(g, op, reduce, ufeat=None, efeat=None, *, return_arg=False, backend=None, format=None) -> Plan:
+    return spmm_call(g, op, reduce, ufeat, efeat, return_arg, backend, format, explaining=True).plan
+
+
+def _plan_spmm(g, backend, op, reduce, with_arg, format, x, w, bcast, remember) -> Plan:
+    params = {"op": op, "reduce": reduce, "arg": with_arg, "pattern": bcast.pattern}
     if is_packed(g):
-        return _packed_plan("spmm", backend, f"spmm_packed_{op}_{reduce}")
+        return _packed_plan("spmm", backend, Kernel.SPMM_PACKED, params)
     supported = ("csc", "coo", "csr")
-    arg = "_arg" if return_arg and reduce in ("max", "min") else ""
     if format is not None:
         check_choice("format", format, supported)
         if not g.allows_format(format):
@@ -111,20 +164,29 @@ def _plan_spmm(g, backend, op="copy_lhs", reduce="sum", format=None, return_arg=
             if backend == "cuda":
                 raise ValueError("argument 'format': the cuda backend runs spmm on the 'csc' or the 'coo'; "
                                  "found 'csr'")
-            return Plan("spmm", backend, "csr", f"spmm_blocked_{op}_{reduce}{arg}", how_to_build(g, "csr"),
+            return Plan("spmm", backend, Kernel.SPMM_BLOCKED, "csr", builds(g, "csr"), params,
                         ("format='csr' was asked for: destination blocks of the csr, in source order",))
         fmt, reasons = format, [f"format={format!r} was asked for"]
     else:
-        with_arg = return_arg and reduce in ("max", "min")
-        hubs = (_hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks) if backend == "cpu"
-                else None)
-        why = (_use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hubs is not None)
-               if backend == "cpu" else None)
+        hubs = why = None
+        if backend == "cpu":
+            # the sizes the cost model weighs: gathered bytes of x, bytes of an edge row, vectors per output row
+            ufeat_bytes = None if x is None else x.nbytes
+            edge_row_bytes = None if w is None else int(np.prod(w.shape[1:])) * np.dtype(w.dtype).itemsize
+            out_chunks = 0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B)
+            hubs = _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, remember)
+            why = _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hubs is not None, remember)
         if why is not None:
-            kernel = f"spmm_blocked_hubs_{op}_{reduce}" if hubs else f"spmm_blocked_{op}_{reduce}{arg}"
-            return Plan("spmm", backend, "csc", kernel, how_to_build(g, "csc"), (why,) + ((hubs,) if hubs else ()))
+            kernel = Kernel.SPMM_BLOCKED_HUBS if hubs else Kernel.SPMM_BLOCKED
+            return Plan("spmm", backend, kernel, "csc", builds(g, "csc"), params, (why,) + ((hubs,) if hubs else ()))
         fmt, reasons = select_format(g, "csc", ("csc", "coo"))
-    return Plan("spmm", backend, fmt, f"spmm_{fmt}_{op}_{reduce}{arg}", how_to_build(g, fmt), tuple(reasons))
+    if backend == "cuda":
+        kernel = Kernel.CUDA_SPMM_CSC if fmt == "csc" else Kernel.CUDA_SPMM_COO
+    elif fmt == "csc":
+        kernel = Kernel.SPMM_CSC if bcast.general else Kernel.SPMM_CSC_VECTOR
+    else:
+        kernel = Kernel.SPMM_COO
+    return Plan("spmm", backend, kernel, fmt, builds(g, fmt, backend=backend), params, tuple(reasons))
 
 
 # ----------------------------------------------------------------------------------------------- sddmm
@@ -151,17 +213,63 @@ def _sddmm_blocked(g, op, lhs_target, rhs_target, lhs_bytes, rhs_bytes, out_row_
             "(destination rows in the cache), then the values moved to edge-id order")
 
 
-@register_planner("sddmm")
-def _plan_sddmm(g, backend, op="dot", lhs_target="u", rhs_target="v", format=None, lhs_bytes=None, rhs_bytes=None,
-                out_row_bytes=None):
-    g = graph_of(g, format)
+class SddmmCall(NamedTuple):
+    """A validated, planned sddmm call (see :class:`SpmmCall`): the operands ``L``, ``R`` (None when the op
+    does not read one) and their broadcast."""
+
+    g: object
+    on_device: bool
+    L: object
+    R: object
+    bcast: _broadcast.Broadcast
+    plan: Plan
+
+
+def sddmm_call(g, op, lhs, rhs, lhs_target="u", rhs_target="v", backend=None, format=None, *,
+               explaining=False) -> SddmmCall:
+    """Validate the arguments of :func:`graphkern.sddmm` and plan the call (logged unless ``explaining``)."""
+    from .kernels.cpu.sddmm import OPS
+
+    run_on = graph_planned(g, format, explaining)
+    target = g if run_on is None else run_on
+    check_choice("op", op, OPS)
+    check_choice("lhs_target", lhs_target, TARGETS)
+    check_choice("rhs_target", rhs_target, TARGETS)
+    on_device = where(target, backend, lhs, rhs)
+    uses_l, uses_r = op != "copy_rhs", op != "copy_lhs"
+    if uses_l and lhs is None:
+        raise ValueError(f"argument 'lhs': op '{op}' needs it, found None")
+    if uses_r and rhs is None:
+        raise ValueError(f"argument 'rhs': op '{op}' needs it, found None")
+    L = operand("lhs", lhs, lhs_target, target, on_device, not explaining) if uses_l else None
+    R = operand("rhs", rhs, rhs_target, target, on_device, not explaining) if uses_r else None
+    if L is not None and R is not None and L.dtype != R.dtype:
+        raise TypeError(f"arguments 'lhs' and 'rhs': expected the same dtype, found {L.dtype} and {R.dtype}")
+    bcast = _broadcast.analyse(op, feature_shape(L) if L is not None else (),
+                               feature_shape(R) if R is not None else (), "lhs", "rhs")
+    concrete = "cuda" if on_device else "cpu"
+    if run_on is None:
+        the_plan = snapshot_plan("sddmm", concrete)
+    else:
+        the_plan = _plan_sddmm(run_on, concrete, op, lhs_target, rhs_target, format, L, R, bcast)
+    return SddmmCall(run_on, on_device, L, R, bcast, _run_or_explain(the_plan, explaining))
+
+
+@register_explainer("sddmm")
+def _explain_sddmm(g, op, lhs, rhs, lhs_target="u", rhs_target="v", *, backend=None, format=None) -> Plan:
+    return sddmm_call(g, op, lhs, rhs, lhs_target, rhs_target, backend, format, explaining=True).plan
+
+
+def _plan_sddmm(g, backend, op, lhs_target, rhs_target, format, L, R, bcast) -> Plan:
+    params = {"op": op, "lhs_target": lhs_target, "rhs_target": rhs_target, "pattern": bcast.pattern}
     if is_packed(g):
-        return _packed_plan("sddmm", backend, f"sddmm_packed_{lhs_target}_{op}_{rhs_target}")
+        return _packed_plan("sddmm", backend, Kernel.SDDMM_PACKED, params)
     if backend == "cpu" and format is None:
-        why = _sddmm_blocked(g, op, lhs_target, rhs_target, lhs_bytes, rhs_bytes, out_row_bytes)
+        out_row_bytes = bcast.out_len * np.dtype((L if L is not None else R).dtype).itemsize
+        why = _sddmm_blocked(g, op, lhs_target, rhs_target, None if L is None else L.nbytes,
+                             None if R is None else R.nbytes, out_row_bytes)
         if why is not None:
-            return Plan("sddmm", backend, "csc", f"sddmm_blocked_{lhs_target}_{op}_{rhs_target}",
-                        how_to_build(g, "csc"), (why,))
+            return Plan("sddmm", backend, Kernel.SDDMM_BLOCKED, "csc", builds(g, "csc"), params, (why,))
     supported = ("coo", "csr")
     if backend == "cuda":
         # the GPU kernel walks an edge list: the COO, or a compressed format expanded once and cached
@@ -173,7 +281,7 @@ def _plan_sddmm(g, backend, op="dot", lhs_target="u", rhs_target="v", format=Non
             fmt, reasons = format, [f"format={format!r} was asked for"]
         else:
             fmt, reasons = select_format(g, "coo", ("coo", "csr", "csc"))
-        return Plan("sddmm", backend, fmt, f"sddmm_coo_{lhs_target}_{op}_{rhs_target}", how_to_build(g, fmt),
+        return Plan("sddmm", backend, Kernel.CUDA_SDDMM_EDGES, fmt, builds(g, fmt, backend=backend), params,
                     tuple(reasons) + (("edge-parallel over the edge list (the compressed rows expanded once)"
                                        if fmt != "coo" else "edge-parallel over the edge list"),))
     if format is not None:
@@ -185,8 +293,8 @@ def _plan_sddmm(g, backend, op="dot", lhs_target="u", rhs_target="v", format=Non
     else:
         fmt, reasons = select_format(g, "csr", supported, _sddmm_cost_model, op=op, lhs_target=lhs_target,
                                      rhs_target=rhs_target)
-    return Plan("sddmm", backend, fmt, f"sddmm_{fmt}_{lhs_target}_{op}_{rhs_target}", how_to_build(g, fmt),
-                tuple(reasons))
+    kernel = Kernel.SDDMM_CSR if fmt == "csr" else Kernel.SDDMM_COO
+    return Plan("sddmm", backend, kernel, fmt, builds(g, fmt), params, tuple(reasons))
 
 
 def _sddmm_cost_model(g, candidates, op, lhs_target, rhs_target):
@@ -207,26 +315,56 @@ def _sddmm_cost_model(g, candidates, op, lhs_target, rhs_target):
 
 # ---------------------------------------------------------------------------------------- edge softmax
 
-@register_planner("edge_softmax")
-def _plan_edge_softmax(g, backend, norm_by="dst"):
+class EdgeSoftmaxCall(NamedTuple):
+    """A validated, planned edge_softmax call (see :class:`SpmmCall`)."""
+
+    g: object
+    on_device: bool
+    z: object
+    plan: Plan
+
+
+def edge_softmax_call(g, logits, norm_by="dst", backend=None, *, explaining=False) -> EdgeSoftmaxCall:
+    """Validate the arguments of :func:`graphkern.edge_softmax` and plan the call (logged unless
+    ``explaining``)."""
+    run_on = graph_planned(g, None, explaining)  # a DynamicGraph runs as its snapshot
+    target = g if run_on is None else run_on
+    check_choice("norm_by", norm_by, ("dst", "src"))
+    on_device = where(target, backend, logits)
+    z = feature("logits", logits, target.num_edge_ids, edge_word(target), on_device, not explaining)
+    concrete = "cuda" if on_device else "cpu"
+    if run_on is None:
+        the_plan = snapshot_plan("edge_softmax", concrete)
+    else:
+        the_plan = _plan_edge_softmax(run_on, concrete, norm_by)
+    return EdgeSoftmaxCall(run_on, on_device, z, _run_or_explain(the_plan, explaining))
+
+
+@register_explainer("edge_softmax")
+def _explain_edge_softmax(g, logits, norm_by="dst", *, backend=None) -> Plan:
+    return edge_softmax_call(g, logits, norm_by, backend, explaining=True).plan
+
+
+def _plan_edge_softmax(g, backend, norm_by):
     """Rows of the CSC (CSR for norm_by="src") when they hold edges in edge-id order; otherwise, on a
     graph whose edge ids follow another created format and whose average degree is at least
-    EDGE_ORDER_CHUNKS, the edge-order kernel.
+    EDGE_ORDER_CHUNKS, the edge-order kernel, over that format's keys.
 
     On a graph whose edge ids follow the CSR, the CSC reaches the logits through a permutation, and the
     edge-order kernel is several times faster than the row kernel, faster again when all logits lie
     within its one-shift range (``python tools/compare_peers.py --family spmm``, the edge softmax rows).
     """
-    g = graph_of(g)  # a DynamicGraph runs as its snapshot
+    params = {"norm_by": norm_by}
     fmt = "csc" if norm_by == "dst" else "csr"
     num_nodes = g.num_dst if norm_by == "dst" else g.num_src
     order_fmt = next((f for f in ("coo", "csr" if norm_by == "dst" else "csc") if g.eids_are_identity(f)), None)
     dense_enough = g.num_edges >= _softmax_cpu.EDGE_ORDER_CHUNKS * max(num_nodes, 1)
     if backend == "cpu" and not g.eids_are_identity(fmt) and order_fmt is not None and dense_enough:
-        return Plan("edge_softmax", backend, order_fmt, "edge_softmax_edge_order", None,
+        return Plan("edge_softmax", backend, Kernel.EDGE_SOFTMAX_EDGE_ORDER, order_fmt, (), params,
                     (f"edge ids follow the {order_fmt}: stream edges in id order, reduce into per-node arrays",))
     if not g.allows_format(fmt):
         raise ValueError(f"argument 'g': edge_softmax(norm_by={norm_by!r}) needs the {fmt} format, which this "
                          f"graph does not allow ({g.formats()})")
-    return Plan("edge_softmax", backend, fmt, f"edge_softmax_{fmt}", how_to_build(g, fmt),
+    kernel = Kernel.CUDA_EDGE_SOFTMAX_ROWS if backend == "cuda" else Kernel.EDGE_SOFTMAX_ROWS
+    return Plan("edge_softmax", backend, kernel, fmt, builds(g, fmt, backend=backend), params,
                 (f"normalising over {'in' if norm_by == 'dst' else 'out'}-edges needs rows by {norm_by}",))

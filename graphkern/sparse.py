@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _broadcast, _memory, _sparse_plan, tuning  # noqa: F401 (_sparse_plan: importing it registers the planners)
+from . import _memory, tuning
 from . import _sparse_caches as _caches
 from ._fair_share import fair_share
-from ._sparse_inputs import as_rows, check_spmm, dummy, edge_word, feature, feature_shape, graph_of, operand, where
-from ._validate import check_choice
-from .dispatch import kept_in_degrees, plan
+from ._sparse_inputs import as_rows, dummy, graph_of
+from ._sparse_plan import TARGETS, edge_softmax_call, sddmm_call, spmm_call
+from .dispatch import Kernel, kept_in_degrees
 from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import blocks as _blocks_cpu
 from .kernels.cpu import edge_softmax as _softmax_cpu
@@ -37,7 +37,6 @@ __all__ = ["spmm", "sddmm", "edge_softmax", "SPMM_OPS", "SPMM_REDUCERS", "SDDMM_
 SPMM_OPS = _spmm_cpu.OPS
 SPMM_REDUCERS = _spmm_cpu.REDUCERS
 SDDMM_OPS = _sddmm_cpu.OPS
-TARGETS = ("u", "v", "e")
 # graphkern.torch resolves a kernel's graph argument (Graph or DynamicGraph) as the kernels do
 _graph_of = graph_of
 
@@ -101,17 +100,8 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
     >>> out.ravel().tolist(), arg_u.ravel().tolist()
     ([4.0, 0.0, 2.0], [2, -1, 1])
     """
-    g = graph_of(g, format)
-    on_device = where(g, backend, ufeat, efeat)
-    x, w, bcast = check_spmm(g, op, reduce, ufeat, efeat, on_device)
-    with_arg = bool(return_arg) and reduce in ("max", "min")
-    if return_arg and not with_arg:
-        raise ValueError(f"argument 'return_arg': arg outputs exist for max and min, found reduce={reduce!r}")
-    the_plan = plan(g, "spmm", "cuda" if on_device else "cpu", (), op=op, reduce=reduce,
-                    format=format, return_arg=with_arg,
-                    edge_row_bytes=None if w is None else int(np.prod(w.shape[1:])) * np.dtype(w.dtype).itemsize,
-                    ufeat_bytes=None if x is None else x.nbytes,
-                    out_chunks=0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B))
+    g, on_device, x, w, bcast, with_arg, the_plan = spmm_call(g, op, reduce, ufeat, efeat, return_arg, backend,
+                                                              format)
     squeeze = (x is None or x.ndim == 1) and (w is None or w.ndim == 1)
     out_shape = (g.num_dst,) + bcast.out_shape
     if on_device:
@@ -124,7 +114,10 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
             return out, *(a.reshape(*shape) if a is not None else None for a in (arg_u, arg_e))
         return out
     dtype = (x if x is not None else w).dtype
-    blocked = the_plan.kernel.startswith("spmm_blocked") and g.num_edges > 0 and bcast.out_len > 0
+    split = the_plan.kernel is Kernel.SPMM_BLOCKED_HUBS
+    blocked = split or the_plan.kernel is Kernel.SPMM_BLOCKED
+    # with no edge or an empty output row nothing runs: the outputs are their start values
+    blocked = blocked and g.num_edges > 0 and bcast.out_len > 0
     # outputs on huge pages when large (graphkern._memory): the next kernel gathers from them. The
     # blocked kernel writes every row's start value itself, so its outputs need no fill.
     shape = (g.num_dst, bcast.out_len)
@@ -145,7 +138,6 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
         ae = arg_e if arg_e is not None else np.zeros((1, 1), g.idtype)
         if blocked:
             rows_per_block = _caches.block_height(bcast.out_len * out.itemsize)
-            split = the_plan.kernel.startswith("spmm_blocked_hubs")
             hub_rows = _caches.hub_capacity(x2.shape[1] * x2.itemsize) if split else 0
             bounds, block_ptr, groups, src, dst, eid, hubs = _caches.dst_blocks(g, the_plan.format, rows_per_block,
                                                                                 hub_rows)
@@ -180,13 +172,13 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
                 x_hub, hub_edges = x2[:1], 0
             kernel(bounds, block_ptr, groups, src, dst, eid, has_eids, kept_in_degrees(g), x2, w2, bcast.A, bcast.B,
                    loff, roff, out, au, ae, with_arg, reduce == "mean", hub_indptr, hub_src, hub_eids, x_hub, hub_edges)
-        elif the_plan.format == "packed":
+        elif the_plan.kernel is Kernel.SPMM_PACKED:
             _spmm_packed(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
-        elif the_plan.format == "csc":
+        elif the_plan.kernel in (Kernel.SPMM_CSC, Kernel.SPMM_CSC_VECTOR):
             indptr, indices, eids = g._raw("csc")
             has_eids = not g.eids_are_identity("csc")
             parts = _caches.row_bounds(g, "csc", indptr)
-            if bcast.general:
+            if the_plan.kernel is Kernel.SPMM_CSC:  # general broadcast: offset tables
                 kernel = _spmm_cpu.spmm_csc_kernel(op, reduce, bcast.pattern)
                 kernel(indptr, indices, eids if has_eids else indices, has_eids, parts,
                        x2, w2, bcast.A, bcast.B, loff, roff, out, au, ae, with_arg, reduce == "mean")
@@ -195,8 +187,10 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
                                                           _spmm_cpu.vector_chunks(bcast.A, bcast.B))
                 kernel(indptr, indices, eids if has_eids else indices, has_eids, parts,
                        x2, w2, bcast.A, bcast.B, out, au, ae, with_arg, reduce == "mean")
-        else:
+        elif the_plan.kernel is Kernel.SPMM_COO:
             _spmm_coo(g, op, reduce, bcast, with_arg, x2, w2, loff, roff, out, au, ae)
+        else:
+            raise AssertionError(f"spmm has no cpu path for the plan {the_plan}")
     if squeeze:
         out_shape = (g.num_dst,)
     out = out.reshape(out_shape)
@@ -278,26 +272,8 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
     >>> gk.sddmm(g, "dot", x, x, "u", "v").ravel().tolist()
     [11.0, 11.0]
     """
-    g = graph_of(g, format)
-    check_choice("op", op, SDDMM_OPS)
-    check_choice("lhs_target", lhs_target, TARGETS)
-    check_choice("rhs_target", rhs_target, TARGETS)
-    on_device = where(g, backend, lhs, rhs)
-    uses_l, uses_r = op != "copy_rhs", op != "copy_lhs"
-    if uses_l and lhs is None:
-        raise ValueError(f"argument 'lhs': op '{op}' needs it, found None")
-    if uses_r and rhs is None:
-        raise ValueError(f"argument 'rhs': op '{op}' needs it, found None")
-    L = operand("lhs", lhs, lhs_target, g, on_device) if uses_l else None
-    R = operand("rhs", rhs, rhs_target, g, on_device) if uses_r else None
-    if L is not None and R is not None and L.dtype != R.dtype:
-        raise TypeError(f"arguments 'lhs' and 'rhs': expected the same dtype, found {L.dtype} and {R.dtype}")
-    bcast = _broadcast.analyse(op, feature_shape(L) if L is not None else (),
-                               feature_shape(R) if R is not None else (), "lhs", "rhs")
-    the_plan = plan(g, "sddmm", "cuda" if on_device else "cpu", (), op=op, lhs_target=lhs_target,
-                    rhs_target=rhs_target, format=format, lhs_bytes=None if L is None else L.nbytes,
-                    rhs_bytes=None if R is None else R.nbytes,
-                    out_row_bytes=bcast.out_len * np.dtype((L if L is not None else R).dtype).itemsize)
+    g, on_device, L, R, bcast, the_plan = sddmm_call(g, op, lhs, rhs, lhs_target, rhs_target, backend, format)
+    uses_l, uses_r = L is not None, R is not None
     squeeze = (L is None or L.ndim == 1) and (R is None or R.ndim == 1) and op != "dot"
     if on_device:
         from . import _sparse_cuda
@@ -314,16 +290,18 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
         loff = bcast.lhs_offsets if bcast.general else np.zeros(1, np.int64)
         roff = bcast.rhs_offsets if bcast.general else np.zeros(1, np.int64)
         targets = _sddmm_cpu.target_codes(lhs_target if uses_l else "u", rhs_target if uses_r else "u")
-        if the_plan.format == "packed":
+        if the_plan.kernel is Kernel.SDDMM_PACKED:
             kernel = _sddmm_cpu.sddmm_packed_kernel(op, bcast.pattern)
             kernel(g._keys, g._eids, g._row_off, _caches.packed_row_bounds(g), L2, R2, targets[0], targets[1], bcast.A,
                    bcast.B, bcast.reduce_size, loff, roff, out)
             shape = (g.num_edge_ids,) if squeeze else (g.num_edge_ids,) + bcast.out_shape
             return out.reshape(shape)
-        if the_plan.kernel.startswith("sddmm_blocked"):
+        if the_plan.kernel is Kernel.SDDMM_BLOCKED:
             _sddmm_blocked_run(g, op, bcast, L2, R2, targets, loff, roff, out)
             shape = (g.num_edge_ids,) if squeeze else (g.num_edge_ids,) + bcast.out_shape
             return out.reshape(shape)
+        if the_plan.kernel not in (Kernel.SDDMM_CSR, Kernel.SDDMM_COO):
+            raise AssertionError(f"sddmm has no cpu path for the plan {the_plan}")
         kernel = _sddmm_cpu.sddmm_kernel(op, bcast.pattern, the_plan.format)
         a, b, eids = g._raw(the_plan.format)
         has_eids = not g.eids_are_identity(the_plan.format)
@@ -370,11 +348,7 @@ def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
     >>> np.round(a, 3).tolist()
     [0.25, 0.75, 1.0]
     """
-    g = graph_of(g)  # a DynamicGraph runs as its snapshot
-    check_choice("norm_by", norm_by, ("dst", "src"))
-    on_device = where(g, backend, logits)
-    z = feature("logits", logits, g.num_edge_ids, edge_word(g), on_device)
-    the_plan = plan(g, "edge_softmax", "cuda" if on_device else "cpu", (), norm_by=norm_by)
+    g, on_device, z, the_plan = edge_softmax_call(g, logits, norm_by, backend)  # a DynamicGraph: its snapshot
     if on_device:
         from . import _sparse_cuda
 
@@ -389,8 +363,8 @@ def edge_softmax(g, logits, norm_by: str = "dst", *, backend=None):
 def _run_edge_softmax(g, the_plan, norm_by, z2, out):
     """The cpu edge softmax into ``out``: a few row passes, under fair_share (graphkern._fair_share)."""
     with fair_share():
-        keys = _edge_order_keys(g, norm_by) if the_plan.kernel == "edge_softmax_edge_order" else None
-        if keys is not None:
+        if the_plan.kernel is Kernel.EDGE_SOFTMAX_EDGE_ORDER:
+            keys = _edge_order_keys(g, the_plan.format, norm_by)
             E = g.num_edges  # slots are edge ids here, so the first E rows are the edges
             _softmax_cpu.edge_softmax_edge_order(keys, g.num_dst if norm_by == "dst" else g.num_src, z2[:E],
                                                  out[:E])
@@ -402,12 +376,11 @@ def _run_edge_softmax(g, the_plan, norm_by, z2, out):
                                            _caches.row_bounds(g, fmt, indptr), z2, out, _softmax_cpu.POW2)
 
 
-def _edge_order_keys(g, norm_by):
-    """The node each edge is normalised over, in edge-id order, from a format whose slots are edge ids."""
-    if g.eids_are_identity("coo"):
+def _edge_order_keys(g, fmt, norm_by):
+    """The node each edge is normalised over, in edge-id order, from ``fmt``, a format whose slots are
+    edge ids: the COO's column, or the indices of the CSR (``norm_by="dst"``) or CSC (``"src"``), whose
+    rows are the other endpoint."""
+    if fmt == "coo":
         src, dst, _ = g._raw("coo")
         return dst if norm_by == "dst" else src
-    fmt = "csr" if norm_by == "dst" else "csc"  # rows are the other endpoint; indices are the keys
-    if g.eids_are_identity(fmt):
-        return g._raw(fmt)[1]
-    return None
+    return g._raw(fmt)[1]

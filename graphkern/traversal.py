@@ -10,6 +10,7 @@ out-edges; bottom-up steps scan in-edges, so they need the CSC (built on first u
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from ._bfs_result import BFSResult, _SerialLevels
 from ._config import resolve_backend
 from ._fair_share import fair_share
 from ._validate import check_choice, check_int_scalar, check_real_scalar, type_name
-from .dispatch import Plan, how_to_build, plan, register_planner
+from .dispatch import Kernel, Plan, builds, log_plan, register_explainer
 from .graph.dynamic import holding_graph_lock
 from .kernels.cpu import bfs as _bfs
 from .kernels.cpu import bfs_serial as _serial
@@ -33,9 +34,10 @@ BETA = 18
 # The search's switches are knobs (graphkern.tuning, the bfs_* fields), read when a search starts.
 
 
-def _as_searchable(g, algorithm: str):
+def _as_searchable(g, algorithm: str, explaining: bool = False):
     """A Graph, or a CPU DynamicGraph searched top-down on its packed arrays (``auto`` without a current
-    snapshot); any other DynamicGraph case runs on its snapshot.
+    snapshot); any other DynamicGraph case runs on its snapshot (None when ``explaining``: a plan builds
+    no snapshot).
 
     Without a snapshot the packed search is never much slower than building the snapshot and its CSC
     for a direction-optimizing search, and far faster when the source reaches few vertices; with a
@@ -47,16 +49,73 @@ def _as_searchable(g, algorithm: str):
         snap = g.cached_snapshot()
         if snap is None and g.device == "cpu" and algorithm in ("auto", "top_down"):
             return g
+        if snap is None and explaining:
+            return None
         return snap if snap is not None else g.snapshot()
     return g
 
 
-@register_planner("bfs")
-def _plan_bfs(g, backend, algorithm="auto"):
+class BfsCall(NamedTuple):
+    """A validated, planned bfs call: the graph searched (a Graph, a DynamicGraph's packed arrays, or None
+    when explaining a call that builds a snapshot first), the switch thresholds, the source or the sources
+    and the plan."""
+
+    g: object
+    alpha: float
+    beta: float
+    root: int | None
+    roots: list[int] | None
+    plan: Plan
+
+
+def bfs_call(g, source=None, sources=None, algorithm="auto", backend=None, alpha=ALPHA, beta=BETA, batch=None, *,
+             explaining=False) -> BfsCall:
+    """Validate the arguments of :func:`bfs` and plan the search (logged unless ``explaining``); the
+    ``"bfs"`` explainer of ``gk.explain`` returns its plan."""
+    _check_graph(g)
+    # the switch divides by them: 0, negative, NaN, inf, bools and non-numbers are refused by name
+    alpha = check_real_scalar("alpha", alpha, low=0, low_open=True)
+    beta = check_real_scalar("beta", beta, low=0, low_open=True)
+    if batch is not None and not isinstance(batch, (bool, np.bool_)):
+        raise TypeError(f"argument 'batch': expected None, True or False, found {type_name(batch)} {batch!r}")
+    if (source is None) == (sources is None):
+        raise ValueError("arguments 'source' and 'sources': give exactly one of them")
     check_choice("algorithm", algorithm, ALGORITHMS)
-    g = _as_searchable(g, algorithm)
+    searched = _as_searchable(g, algorithm, explaining)
+    target = g if searched is None else searched
+    concrete = resolve_backend(backend, target)
+    if concrete == "cpu":
+        target._require_host("the cpu backend")
+    root = roots = None
+    if sources is not None:
+        roots = [check_int_scalar("sources[i]", s, low=0, high=target.num_src - 1)
+                 for s in np.asarray(sources).tolist()]
+    else:
+        root = check_int_scalar("source", source, low=0, high=target.num_src - 1)
+    if searched is None:
+        from ._sparse_plan import snapshot_plan
+
+        the_plan = snapshot_plan("bfs", concrete)
+    else:
+        the_plan = _plan_bfs(searched, concrete, algorithm, None if roots is None else len(roots), batch)
+    return BfsCall(searched, alpha, beta, root, roots, the_plan if explaining else log_plan(the_plan))
+
+
+@register_explainer("bfs")
+def _explain_bfs(g, source=None, *, sources=None, algorithm="auto", backend=None, alpha=ALPHA, beta=BETA,
+                 batch=None) -> Plan:
+    return bfs_call(g, source, sources, algorithm, backend, alpha, beta, batch, explaining=True).plan
+
+
+_BFS_KERNELS = {"top_down": Kernel.BFS_TOP_DOWN, "bottom_up": Kernel.BFS_BOTTOM_UP,
+                "direction_optimizing": Kernel.BFS_DIRECTION_OPTIMIZING, "spmsv": Kernel.BFS_SPMSV}
+
+
+def _plan_bfs(g, backend, algorithm, num_sources, batch):
+    """The search's plan: the algorithm ``auto`` stands for, its kernels, and whether several sources run
+    batched (``batch`` None: by the rule :func:`bfs` documents)."""
     if not hasattr(g, "formats"):  # the packed arrays of a DynamicGraph
-        return Plan("bfs", backend, "packed", "bfs_packed_top_down", None,
+        return Plan("bfs", backend, Kernel.BFS_PACKED_TOP_DOWN, "packed", (), {"algorithm": "top_down"},
                     ("a DynamicGraph without a current snapshot: top-down levels straight over its packed memory "
                      "array (no CSR or CSC to build)",))
     reasons = []
@@ -72,16 +131,34 @@ def _plan_bfs(g, backend, algorithm="auto"):
     if needs_csc and not g.allows_format("csc"):
         raise ValueError(f"argument 'algorithm': {chosen!r} scans in-edges and needs the csc format, which this "
                          f"graph does not allow ({g.formats()}); use algorithm='top_down' or g.formats([..., 'csc'])")
-    if backend == "cpu" and chosen in ("top_down", "direction_optimizing"):
+    batched = False
+    if num_sources is not None and backend == "cuda" and batch:
+        raise ValueError("argument 'batch': batched multi-source searches run on the cpu backend; the "
+                         "cuda backend runs the sources one after another")
+    if num_sources is not None and backend == "cpu":
+        batched = batch if batch is not None else (algorithm == "auto"
+                                                   and num_sources >= tuning.current().bfs_batch_min_sources
+                                                   and g.allows_format("csc"))
+        if batched and not g.allows_format("csc"):
+            raise ValueError(f"argument 'batch': batched searches pull along in-edges and need the csc format, "
+                             f"which this graph does not allow ({g.formats()})")
+    if batched:
+        kernel, params = Kernel.BFS_MULTI_SOURCE, {"batch": MS_BATCH}
+        reasons.append(f"{num_sources} sources, batched: up to {MS_BATCH} searches share each pass over the edges")
+    else:
+        kernel = Kernel.CUDA_BFS if backend == "cuda" else _BFS_KERNELS[chosen]
+        params = {"algorithm": chosen}
+    if backend == "cpu" and not batched and chosen in ("top_down", "direction_optimizing"):
         workers, need, fits = _private_maps_size((g.num_src + 63) // 64)
         reasons.append(f"top-down levels claim on a private visited map per thread ({workers} x "
                        f"{_bytes(need // workers)})" if fits else
                        f"top-down levels claim on one shared visited map by compare-and-swap: {workers} private "
                        f"maps would take {_bytes(need)}, over bfs_private_maps_max_bytes "
                        f"({_bytes(tuning.current().bfs_private_maps_max_bytes)})")
-    fmt = "csr" if chosen == "top_down" else "csr+csc"
-    builds = [b for b in (how_to_build(g, "csr"), how_to_build(g, "csc") if needs_csc else None) if b]
-    return Plan("bfs", backend, fmt, f"bfs_{chosen}", "; ".join(builds) or None, tuple(reasons))
+    # in-edges: the csc, or on a symmetric graph the csr's own lists (Graph._in_adjacency)
+    in_fmt = g._in_adjacency_format() if batched or chosen != "top_down" else "csr"
+    fmt = "csr" if in_fmt == "csr" else "csr+csc"
+    return Plan("bfs", backend, kernel, fmt, builds(g, "csr", in_fmt, backend=backend), params, tuple(reasons))
 
 
 def _check_graph(g):
@@ -135,52 +212,25 @@ def bfs(g, source=None, *, sources=None, algorithm: str = "auto", backend=None, 
     >>> r.parents.tolist(), r.levels.tolist()
     ([0, 0, 1, 1, -1], [0, 1, 2, 2, -1])
     """
-    _check_graph(g)
-    # the switch divides by them: 0, negative, NaN, inf, bools and non-numbers are refused by name
-    alpha = check_real_scalar("alpha", alpha, low=0, low_open=True)
-    beta = check_real_scalar("beta", beta, low=0, low_open=True)
-    if batch is not None and not isinstance(batch, (bool, np.bool_)):
-        raise TypeError(f"argument 'batch': expected None, True or False, found {type_name(batch)} {batch!r}")
-    if (source is None) == (sources is None):
-        raise ValueError("arguments 'source' and 'sources': give exactly one of them")
-    g = _as_searchable(g, algorithm)
-    concrete = resolve_backend(backend, g)
-    if concrete == "cpu":
-        g._require_host("the cpu backend")
-    the_plan = plan(g, "bfs", concrete, algorithm=algorithm)
-    chosen = the_plan.kernel[len("bfs_"):]
-    if the_plan.format == "packed":
-        if sources is not None:
-            roots = [check_int_scalar("sources[i]", s, low=0, high=g.num_src - 1) for s in np.asarray(sources).tolist()]
+    g, alpha, beta, root, roots, the_plan = bfs_call(g, source, sources, algorithm, backend, alpha, beta, batch)
+    if the_plan.kernel is Kernel.BFS_PACKED_TOP_DOWN:
+        if roots is not None:
             return [_search_packed(g, r) for r in roots]
-        return _search_packed(g, check_int_scalar("source", source, low=0, high=g.num_src - 1))
-    if concrete == "cuda":
+        return _search_packed(g, root)
+    if the_plan.kernel is Kernel.CUDA_BFS:
         from ._bfs_cuda import search as search_on_device
 
-        if sources is not None:
-            if batch:
-                raise ValueError("argument 'batch': batched multi-source searches run on the cpu backend; the "
-                                 "cuda backend runs the sources one after another")
-            roots = [check_int_scalar("sources[i]", s, low=0, high=g.num_src - 1)
-                     for s in np.asarray(sources).tolist()]
+        chosen = the_plan.params["algorithm"]
+        if roots is not None:
             return [search_on_device(g, r, chosen, alpha, beta) for r in roots]
-        root = check_int_scalar("source", source, low=0, high=g.num_src - 1)
         return search_on_device(g, root, chosen, alpha, beta)
-    if sources is not None:
-        roots = [check_int_scalar("sources[i]", s, low=0, high=g.num_src - 1) for s in np.asarray(sources).tolist()]
-        if batch is None:
-            batch = (algorithm == "auto" and len(roots) >= tuning.current().bfs_batch_min_sources
-                     and g.allows_format("csc"))
-        if batch:
-            if not g.allows_format("csc"):
-                raise ValueError(f"argument 'batch': batched searches pull along in-edges and need the csc format, "
-                                 f"which this graph does not allow ({g.formats()})")
-            with fair_share():  # levels are short parallel steps (graphkern._fair_share)
-                return _multi_source(g, roots)
-        with fair_share():
-            return [_search(g, r, chosen, alpha, beta) for r in roots]
-    root = check_int_scalar("source", source, low=0, high=g.num_src - 1)
+    if the_plan.kernel is Kernel.BFS_MULTI_SOURCE:
+        with fair_share():  # levels are short parallel steps (graphkern._fair_share)
+            return _multi_source(g, roots)
+    chosen = the_plan.params["algorithm"]
     with fair_share():
+        if roots is not None:
+            return [_search(g, r, chosen, alpha, beta) for r in roots]
         return _search(g, root, chosen, alpha, beta)
 
 

@@ -7,6 +7,7 @@ from graph_cases import CASES, facebook_edges
 from scipy.sparse.csgraph import shortest_path
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 ALGORITHMS = ["direction_optimizing", "top_down", "bottom_up", "spmsv", "auto"]
 
@@ -85,11 +86,11 @@ def test_explain_says_which_visited_map_top_down_levels_claim_on():
     g = gk.graph.kronecker(10)
     workers = numba.get_num_threads()
     for algorithm in ("top_down", "direction_optimizing", "auto"):
-        why = " ".join(gk.explain(g, "bfs", algorithm=algorithm).reasons)
+        why = " ".join(gk.explain(g, "bfs", 0, algorithm=algorithm).reasons)
         assert f"private visited map per thread ({workers} x 128 B)" in why  # 1,024 vertices
-    assert "visited map" not in " ".join(gk.explain(g, "bfs", algorithm="bottom_up").reasons)
+    assert "visited map" not in " ".join(gk.explain(g, "bfs", 0, algorithm="bottom_up").reasons)
     with gk.tuned(bfs_private_maps_max_bytes=0):
-        why = " ".join(gk.explain(g, "bfs", algorithm="top_down").reasons)
+        why = " ".join(gk.explain(g, "bfs", 0, algorithm="top_down").reasons)
     assert (f"one shared visited map by compare-and-swap: {workers} private maps would take {128 * workers} B, "
             "over bfs_private_maps_max_bytes (0 B)") in why
 
@@ -370,7 +371,8 @@ def test_bad_input():
     only_csr = g.formats("csr")
     with pytest.raises(ValueError, match="needs the csc format.*algorithm='top_down'"):
         gk.bfs(only_csr, 0, algorithm="bottom_up")
-    assert gk.explain(only_csr, "bfs").kernel == "bfs_top_down"
+    plan = gk.explain(only_csr, "bfs", 0)
+    assert (plan.kernel, plan.params["algorithm"]) == (Kernel.BFS_TOP_DOWN, "top_down")
     assert gk.bfs(only_csr, 0).parents.tolist() == [0, 0, 1]
     with pytest.raises(TypeError, match="argument 'g'"):
         gk.bfs("graph", 0)
@@ -405,7 +407,7 @@ def test_batched_multi_source_equals_single_searches(case, idtype):
     g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
     rng = np.random.default_rng(0)
     roots = rng.integers(0, n, 12).tolist() + [_source(g)] * 2  # repeats share a batch too
-    results = gk.bfs(g, sources=roots)  # auto: batched from MS_MIN_SOURCES sources on
+    results = gk.bfs(g, sources=roots)  # auto: batched from bfs_batch_min_sources sources on
     assert len(results) == len(roots) and all(r.algorithm == "multi_source" for r in results)
     for root, r in zip(roots, results):
         assert r.source == root and r.parents[root] == root and r.levels[root] == 0

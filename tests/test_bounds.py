@@ -12,6 +12,7 @@ import textwrap
 SCRIPT = textwrap.dedent("""
     import numpy as np
     import graphkern as gk
+    from graphkern.dispatch import Kernel
     from graphkern.kernels.cpu import sort
 
     # (the knobs of TUNING are set for the whole script)
@@ -44,9 +45,8 @@ SCRIPT = textwrap.dedent("""
                      (x32[:, :24].reshape(36, 2, 12).copy(), rng.random((400, 2, 1)).astype(np.float32), "mul")):
         for reduce in ("sum", "mean", "max", "min"):
             with gk.tuned(hub_min_edge_share=0):
-                plan = gk.explain(gs, "spmm", op=op, reduce=reduce, ufeat_bytes=a.nbytes,
-                                  edge_row_bytes=None if b is None else b[:1].nbytes, out_chunks=2)
-                assert plan.kernel.startswith("spmm_blocked_hubs"), plan
+                plan = gk.explain(gs, "spmm", op=op, reduce=reduce, ufeat=a, efeat=b)
+                assert plan.kernel is Kernel.SPMM_BLOCKED_HUBS, plan
                 gk.spmm(gs, op, reduce, a, b)
     gk.sddmm(g, "dot", xw, xw); gk.sddmm(g, "add", xw, xw); gk.sddmm(g, "mul", ew, x[:, :1].copy(), "e", "v")
     x8 = xw[:, :8].copy()                                  # blocked SDDMM: one-vector dots, blocks of 8 rows

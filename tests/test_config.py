@@ -7,6 +7,7 @@ import sys
 import pytest
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 
 def test_set_and_use_backend():
@@ -65,12 +66,13 @@ def test_show_config_prints_versions(capsys):
 def test_explain_says_how_a_format_is_built():
     g = gk.Graph.from_coo([0, 1], [1, 0])
     plan = gk.explain(g, "convert", to="csc")
-    assert (plan.backend, plan.format, plan.kernel) == ("cpu", "csc", "coo_to_compressed")
+    assert (plan.backend, plan.format, plan.kernel) == ("cpu", "csc", Kernel.COO_TO_COMPRESSED)
     assert "count sort" in str(plan)
     g.csr()
-    assert gk.explain(g, "convert", to="csc").kernel == "transpose_compressed"
+    assert gk.explain(g, "convert", to="csc").kernel is Kernel.TRANSPOSE_COMPRESSED
     g.csc()
-    assert gk.explain(g, "convert", to="csc").kernel == "none"
+    plan = gk.explain(g, "convert", to="csc")
+    assert (plan.kernel, plan.builds) == (None, ()) and "kernel=none; uses the created csc" in str(plan)
     with pytest.raises(ValueError, match="argument 'family'"):
         gk.explain(g, "nope")
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 
 @pytest.fixture
@@ -36,7 +37,8 @@ def test_spmm_on_the_packed_arrays(dg, op, reduce):
     x = rng.uniform(0.5, 2, (dg.num_nodes, 3)) if op != "copy_rhs" else None
     w = rng.uniform(0.5, 2, (dg.max_edge_id, 1)) if op != "copy_lhs" else None
     with_arg = reduce in ("max", "min")
-    assert gk.explain(dg, "spmm", op=op, reduce=reduce, format="packed").format == "packed"
+    plan = gk.explain(dg, "spmm", op=op, reduce=reduce, ufeat=x, efeat=w, return_arg=with_arg, format="packed")
+    assert (plan.kernel, plan.format) == (Kernel.SPMM_PACKED, "packed")
     got = gk.spmm(dg, op, reduce, x, w, return_arg=with_arg, format="packed")
     want = gk.spmm(_fresh_snapshot(dg), op, reduce, x, w, return_arg=with_arg)
     if not with_arg:
@@ -56,13 +58,14 @@ def test_sddmm_on_the_packed_arrays(dg, op, lt, rt):
     rows = {"u": dg.num_nodes, "v": dg.num_nodes, "e": dg.max_edge_id}
     L = rng.random((rows[lt], 4)) if op != "copy_rhs" else None
     R = rng.random((rows[rt], 4)) if op != "copy_lhs" else None
-    assert gk.explain(dg, "sddmm", op=op, lhs_target=lt, rhs_target=rt, format="packed").format == "packed"
+    plan = gk.explain(dg, "sddmm", op=op, lhs=L, rhs=R, lhs_target=lt, rhs_target=rt, format="packed")
+    assert (plan.kernel, plan.format) == (Kernel.SDDMM_PACKED, "packed")
     got = gk.sddmm(dg, op, L, R, lt, rt, format="packed")
     np.testing.assert_allclose(got, gk.sddmm(_fresh_snapshot(dg), op, L, R, lt, rt))
 
 
 def test_bfs_on_the_packed_arrays(dg):
-    assert gk.explain(dg, "bfs").kernel == "bfs_packed_top_down"
+    assert gk.explain(dg, "bfs", 0).kernel is Kernel.BFS_PACKED_TOP_DOWN
     snap = _fresh_snapshot(dg)
     for source in (0, 5, dg.num_nodes - 1):
         res = gk.bfs(dg, source)
@@ -78,13 +81,13 @@ def test_a_current_snapshot_is_used_and_a_change_retires_it(dg):
     snap = dg.cached_snapshot()
     assert snap is not None and dg.snapshot() is snap
     np.testing.assert_allclose(out, gk.spmm(snap, "copy_lhs", "sum", x))
-    assert gk.explain(dg, "spmm", op="copy_lhs", reduce="sum").format != "packed"
-    assert gk.explain(dg, "bfs").kernel == "bfs_direction_optimizing"  # a current snapshot: the full search
+    assert gk.explain(dg, "spmm", op="copy_lhs", reduce="sum", ufeat=x).format not in ("packed", "snapshot")
+    assert gk.explain(dg, "bfs", 0).kernel is Kernel.BFS_DIRECTION_OPTIMIZING  # a current snapshot: the full search
     assert dg.apply(delete=([59], [59]))["deleted"] == 0  # a no-op batch keeps the snapshot
     assert dg.cached_snapshot() is snap
     dg.apply(insert=([1], [2]), delete=([0], [59]))
     assert dg.cached_snapshot() is None
-    assert gk.explain(dg, "bfs").kernel == "bfs_packed_top_down"
+    assert gk.explain(dg, "bfs", 0).kernel is Kernel.BFS_PACKED_TOP_DOWN
     with pytest.raises(ValueError, match="'packed' runs on a DynamicGraph"):
         gk.spmm(snap, "copy_lhs", "sum", x, format="packed")
 
@@ -97,7 +100,7 @@ def test_edge_softmax_and_forced_formats_use_a_snapshot(dg):
     dg._snapshot_cache = None
     gk.spmm(dg, "copy_lhs", "sum", x, format="coo")
     assert dg.cached_snapshot() is not None
-    assert gk.explain(dg, "spmm", op="copy_lhs", reduce="sum", format="coo").format == "coo"
+    assert gk.explain(dg, "spmm", op="copy_lhs", reduce="sum", ufeat=x, format="coo").kernel is Kernel.SPMM_COO
 
 
 def test_bad_input_names_the_dynamic_graph_sizes(dg):

@@ -6,6 +6,7 @@ import reference as ref
 from graph_cases import CASES, facebook_edges
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 TARGET_PAIRS = [(a, b) for a in "uve" for b in "uve"]
 
@@ -77,9 +78,9 @@ def small_l2():
 def test_blocked_path_on_graph_cases(case, op, lt, rt, shape, small_blocks, idtype):
     src, dst, n = CASES[case]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
-    kernel = gk.explain(g, "sddmm", op=op, lhs_target=lt, rhs_target=rt, lhs_bytes=1 << 20, rhs_bytes=1 << 20,
-                        out_row_bytes=8).kernel
-    assert kernel.startswith("sddmm_blocked") == (g.num_edges > 0), kernel
+    L, R = _operands(g, op, lt, rt, shape)
+    kernel = gk.explain(g, "sddmm", op=op, lhs=L, rhs=R, lhs_target=lt, rhs_target=rt).kernel
+    assert (kernel is Kernel.SDDMM_BLOCKED) == (g.num_edges > 0), kernel
     got = _check(g, op, lt, rt, shape, shape)
     np.testing.assert_array_equal(got, gk.sddmm(g, op, *_operands(g, op, lt, rt, shape), lt, rt, format="csr"))
 
@@ -123,13 +124,17 @@ def _operands(g, op, lt, rt, shape):
 def test_blocked_path_is_not_taken_where_it_loses(small_blocks):
     src, dst, n = CASES["unsorted_random"]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n)
-    big = 1 << 20
-    # an edge operand, no destination operand, wide output rows, a destination operand that fits the cache
-    for op, lt, rt, row, rb in (("dot", "u", "e", 8, big), ("dot", "u", "u", 8, big), ("add", "u", "v", 64, big),
-                                ("dot", "u", "v", 8, 4)):
-        plan = gk.explain(g, "sddmm", op=op, lhs_target=lt, rhs_target=rt, lhs_bytes=big, rhs_bytes=rb,
-                          out_row_bytes=row)
-        assert not plan.kernel.startswith("sddmm_blocked"), plan
+    # an edge operand, no destination operand, wide output rows (8 float64)
+    for op, lt, rt, shape in (("dot", "u", "e", (1,)), ("dot", "u", "u", (1,)), ("add", "u", "v", (8,))):
+        L, R = _operands(g, op, lt, rt, shape)
+        plan = gk.explain(g, "sddmm", op=op, lhs=L, rhs=R, lhs_target=lt, rhs_target=rt)
+        assert plan.kernel is not Kernel.SDDMM_BLOCKED, plan
+    # a destination operand that fits the cache
+    L, R = _operands(g, "dot", "u", "v", (1,))
+    with gk.tuned(l2_cache_bytes=R.nbytes):
+        assert gk.explain(g, "sddmm", op="dot", lhs=L, rhs=R).kernel is Kernel.SDDMM_CSR
+    with gk.tuned(l2_cache_bytes=R.nbytes - 1):
+        assert gk.explain(g, "sddmm", op="dot", lhs=L, rhs=R).kernel is Kernel.SDDMM_BLOCKED
 
 
 def test_blocked_path_writes_zero_at_unused_edge_ids(small_blocks):
@@ -138,8 +143,9 @@ def test_blocked_path_writes_zero_at_unused_edge_ids(small_blocks):
     g = gk.Graph.from_coo(src, dst, num_nodes=n, eids=ids, num_edge_ids=3 * src.size + 2)
     x = np.random.default_rng(0).random((n, 4))
     got = gk.sddmm(g, "dot", x, x)
-    assert gk.explain(g, "sddmm", op="dot", lhs_bytes=x.nbytes, rhs_bytes=x.nbytes, out_row_bytes=8).kernel == \
-        "sddmm_blocked_u_dot_v"
+    plan = gk.explain(g, "sddmm", op="dot", lhs=x, rhs=x)
+    assert (plan.kernel, dict(plan.params, pattern=None)) == (
+        Kernel.SDDMM_BLOCKED, {"op": "dot", "lhs_target": "u", "rhs_target": "v", "pattern": None})
     want = np.zeros(g.num_edge_ids)
     want[ids] = np.einsum("ij,ij->i", x[src], x[dst])
     np.testing.assert_allclose(got.ravel(), want, rtol=1e-12)
@@ -229,8 +235,8 @@ def test_edge_order_softmax_is_used_and_independent_of_threads(heads):
 
     g = gk.graph.kronecker(12)  # edge ids follow the CSR; the CSC reaches logits through a permutation
     g.csc()
-    assert gk.explain(g, "edge_softmax").kernel == "edge_softmax_edge_order"
     z = np.random.default_rng(0).normal(size=(g.num_edges, heads)).astype(np.float32)
+    assert gk.explain(g, "edge_softmax", z).kernel is Kernel.EDGE_SOFTMAX_EDGE_ORDER
     first = gk.edge_softmax(g, z)
     before = numba.get_num_threads()
     try:
@@ -284,9 +290,9 @@ def test_edge_order_softmax_one_shift_and_per_node_max_agree(dtype, heads, monke
 
     g = gk.graph.kronecker(12)
     g.csc()
-    assert gk.explain(g, "edge_softmax").kernel == "edge_softmax_edge_order"
     src, dst = g.edges()
     z = (np.random.default_rng(3).normal(size=(g.num_edges, heads)) * 6).astype(dtype)
+    assert gk.explain(g, "edge_softmax", z).kernel is Kernel.EDGE_SOFTMAX_EDGE_ORDER
     tol = dict(rtol=1e-5, atol=1e-7) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-14)
     one_shift = gk.edge_softmax(g, z)
     np.testing.assert_allclose(one_shift, ref.edge_softmax(dst, g.num_dst, z), **tol)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 
 @pytest.fixture
@@ -106,8 +107,10 @@ def test_cuda_without_a_gpu_says_why(g):
 
 
 def test_explain_spmm_and_sddmm(g):
-    plan = gk.explain(g, "spmm", op="mul", reduce="max", return_arg=True)
-    assert plan.format == "csc" and plan.kernel == "spmm_csc_mul_max_arg" and "count sort" in plan.build
-    plan = gk.explain(g, "sddmm", op="dot", lhs_target="u", rhs_target="v")
+    x, w = np.ones((g.num_src, 2)), np.ones((g.num_edges, 1))
+    plan = gk.explain(g, "spmm", op="mul", reduce="max", ufeat=x, efeat=w, return_arg=True)
+    assert plan.format == "csc" and plan.kernel is Kernel.SPMM_CSC_VECTOR and plan.params["arg"]
+    assert [step.kernel for step in plan.builds] == [Kernel.COO_TO_COMPRESSED] and "count sort" in str(plan)
+    plan = gk.explain(g, "sddmm", op="dot", lhs=x, rhs=x, lhs_target="u", rhs_target="v")
     assert plan.format == "csr"
-    assert gk.explain(g.formats("coo"), "spmm").format == "coo"
+    assert gk.explain(g.formats("coo"), "spmm", op="copy_lhs", reduce="sum", ufeat=x).format == "coo"

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 OPS = ["add", "sub", "mul", "div", "copy_lhs", "copy_rhs"]
 REDUCERS = ["sum", "max", "min", "mean"]
@@ -248,8 +249,8 @@ def test_facebook_against_scipy():
 def test_coo_only_graph_uses_the_coo_kernel(op, reduce):
     src, dst, n = CASES["hub"]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n, formats="coo")
-    assert gk.explain(g, "spmm", op=op, reduce=reduce).format == "coo"
     x, w = _features(g, op, (2,), (1,), np.float32)
+    assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat=x, efeat=w).kernel is Kernel.SPMM_COO
     _check(g, op, reduce, x, w)
     assert g.formats()["created"] == ["coo"]
 
@@ -275,11 +276,10 @@ def test_blocked_path_on_graph_cases_equals_the_csc_bitwise(case, op, reduce, sm
     src, dst, n = CASES[case]()
     g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n, idtype=idtype)
     x, w = _features(g, op, (3,), (1,) if op != "copy_rhs" else (3,), np.float32)
-    plan = gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=None if x is None else x.nbytes,
-                      edge_row_bytes=None if w is None else w[:1].nbytes, out_chunks=1)
+    plan = gk.explain(g, "spmm", op=op, reduce=reduce, ufeat=x, efeat=w)
     g.csc()
     gathers = x is not None or not g.eids_are_identity("csc")  # copy_rhs: edge rows behind a permutation
-    assert plan.kernel.startswith("spmm_blocked" if g.num_edges and gathers else "spmm_csc"), plan
+    assert plan.kernel is (Kernel.SPMM_BLOCKED if g.num_edges and gathers else Kernel.SPMM_CSC_VECTOR), plan
     got = _check(g, op, reduce, x, w)
     want = gk.spmm(g, op, reduce, x, w, format="csc")
     np.testing.assert_array_equal(got, want)
@@ -297,8 +297,7 @@ def test_blocked_max_min_over_one_full_vector_equals_the_csc_bitwise(case, op, r
     g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n)
     x, w = _features(g, op, (16,), (1,), np.float32)
     if g.num_edges:
-        assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=x.nbytes, edge_row_bytes=4,
-                          out_chunks=1).kernel.startswith("spmm_blocked")
+        assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat=x, efeat=w).kernel is Kernel.SPMM_BLOCKED
     got = gk.spmm(g, op, reduce, x, w)  # no arg outputs: those take the CSC kernel
     src, dst = g.edges()
     want, _, _ = ref.spmm(src, dst, g.csc().eids, g.num_dst, op, reduce, x, w)
@@ -311,8 +310,8 @@ def test_blocked_max_min_over_one_full_vector_equals_the_csc_bitwise(case, op, r
 def test_blocked_csr_path_on_graph_cases(case, op, reduce, small_blocks):
     src, dst, n = CASES[case]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n)
-    assert gk.explain(g, "spmm", op=op, reduce=reduce, format="csr").kernel.startswith("spmm_blocked")
     x, w = _features(g, op, (3,), (1,), np.float64)
+    assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat=x, efeat=w, format="csr").kernel is Kernel.SPMM_BLOCKED
     _check(g, op, reduce, x, w, "csr")
 
 
@@ -320,16 +319,17 @@ def test_blocked_path_needs_csc_rows_in_source_order(small_blocks):
     src, dst, n = CASES["unsorted_random"]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n)  # CSC rows list sources in COO order: not sorted
     x = np.ones((n, 4), np.float32)
-    assert gk.explain(g, "spmm", op="copy_lhs", reduce="sum", ufeat_bytes=x.nbytes, out_chunks=1).format == "csc"
-    assert gk.explain(g, "spmm", op="copy_lhs", reduce="sum").kernel == "spmm_csc_copy_lhs_sum"
+    plan = gk.explain(g, "spmm", op="copy_lhs", reduce="sum", ufeat=x)
+    assert (plan.kernel, plan.format, plan.params["op"], plan.params["reduce"]) == (Kernel.SPMM_CSC_VECTOR, "csc",
+                                                                                    "copy_lhs", "sum")
     s, d = _in_source_order(src, dst)
     g2 = gk.Graph.from_coo(s, d, num_nodes=n)
-    assert gk.explain(g2, "spmm", op="copy_lhs", reduce="sum", ufeat_bytes=x.nbytes,
-                      out_chunks=1).kernel == "spmm_blocked_copy_lhs_sum"
+    assert gk.explain(g2, "spmm", op="copy_lhs", reduce="sum", ufeat=x).kernel is Kernel.SPMM_BLOCKED
     # arg outputs, wide rows and offset tables stay on the CSC
-    assert gk.explain(g2, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat_bytes=x.nbytes,
-                      out_chunks=1).kernel == "spmm_csc_copy_lhs_max_arg"
-    assert gk.explain(g2, "spmm", op="copy_lhs", reduce="sum", ufeat_bytes=x.nbytes, out_chunks=2).format == "csc"
+    plan = gk.explain(g2, "spmm", op="copy_lhs", reduce="max", ufeat=x, return_arg=True)
+    assert (plan.kernel, plan.params["arg"]) == (Kernel.SPMM_CSC_VECTOR, True)
+    wide = np.ones((n, 64), np.float32)
+    assert gk.explain(g2, "spmm", op="copy_lhs", reduce="sum", ufeat=wide).kernel is Kernel.SPMM_CSC_VECTOR
     # and the sums in source order still equal the reference on the unsorted graph
     _check(g, "copy_lhs", "sum", x, None, "csr")
 
@@ -349,9 +349,10 @@ def test_blocked_equals_csc_bitwise_on_kronecker(small_blocks):
     rng = np.random.default_rng(0)
     x = rng.random((g.num_src, 8), dtype=np.float32)
     w = rng.random((g.num_edges, 1), dtype=np.float32)
-    plan = gk.explain(g, "spmm", op="copy_rhs", reduce="sum", edge_row_bytes=4, out_chunks=1)
-    assert plan.kernel == "spmm_blocked_copy_rhs_sum" and "L2 cache" in str(plan)
-    assert gk.explain(g, "spmm", op="copy_rhs", reduce="sum", edge_row_bytes=256, out_chunks=4).format == "csc"
+    plan = gk.explain(g, "spmm", op="copy_rhs", reduce="sum", efeat=w)
+    assert plan.kernel is Kernel.SPMM_BLOCKED and plan.params["op"] == "copy_rhs" and "L2 cache" in str(plan)
+    wide = np.ones((g.num_edges, 64), np.float32)
+    assert gk.explain(g, "spmm", op="copy_rhs", reduce="sum", efeat=wide).format == "csc"
     cases = (("copy_rhs", "sum", None, w), ("mul", "sum", x, w), ("copy_lhs", "mean", x, None),
              ("copy_lhs", "max", x, None), ("div", "min", x, w))
     for op, reduce, a, b in cases:
@@ -361,8 +362,7 @@ def test_blocked_equals_csc_bitwise_on_kronecker(small_blocks):
         with gk.tuned(edge_rows_to_blocks_min_blocks=1):
             np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b), by_ids)
     for op, reduce, a, b in cases:
-        assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=None if a is None else a.nbytes,
-                          edge_row_bytes=4, out_chunks=1).kernel.startswith("spmm_blocked")
+        assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat=a, efeat=b).kernel is Kernel.SPMM_BLOCKED
         np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b), gk.spmm(g, op, reduce, a, b, format="csc"))
         np.testing.assert_array_equal(gk.spmm(g, op, reduce, a, b, format="csr"),
                                       gk.spmm(g, op, reduce, a, b, format="csc"))
@@ -381,6 +381,5 @@ def test_blocked_path_reads_edge_rows_by_id_in_a_spread_id_space(small_blocks, m
         w = rng.random((src.size, 1))
         spread = np.full((g.num_edge_ids, 1), 7.0)  # garbage at unused ids: never read
         spread[ids] = w
-        assert gk.explain(g, "spmm", op="mul", reduce="sum", ufeat_bytes=x.nbytes, out_chunks=1).kernel.startswith(
-            "spmm_blocked")
+        assert gk.explain(g, "spmm", op="mul", reduce="sum", ufeat=x, efeat=spread).kernel is Kernel.SPMM_BLOCKED
         np.testing.assert_array_equal(gk.spmm(g, "mul", "sum", x, spread), gk.spmm(compact, "mul", "sum", x, w))

@@ -9,6 +9,7 @@ from graph_cases import CASES
 from test_spmm import _check, _features, _in_source_order
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 
 @pytest.fixture
@@ -36,15 +37,8 @@ def hub_split(small_blocks, any_hub_share, monkeypatch):
 
 
 def _spmm_plan(g, op, reduce, x, w):
-    """gk.explain with the sizes spmm itself passes."""
-    from graphkern.kernels.cpu.spmm import vector_chunks
-
-    from graphkern import _broadcast
-
-    bc = _broadcast.analyse(op, x.shape[1:] if x is not None else (), w.shape[1:] if w is not None else ())
-    return gk.explain(g, "spmm", op=op, reduce=reduce, ufeat_bytes=None if x is None else x.nbytes,
-                      edge_row_bytes=None if w is None else w[:1].nbytes,
-                      out_chunks=0 if bc.general else vector_chunks(bc.A, bc.B))
+    """gk.explain of ``gk.spmm(g, op, reduce, x, w)``."""
+    return gk.explain(g, "spmm", op=op, reduce=reduce, ufeat=x, efeat=w)
 
 
 # (op, reduce, x row, w row, dtype): chunks unrolled (masked, full), the chunk loop at run time, two heads
@@ -66,7 +60,7 @@ def test_hub_split_on_graph_cases(case, op, reduce, xshape, wshape, dtype, hub_s
     g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n, idtype=idtype)
     x, w = _features(g, op, xshape, wshape or (1,), dtype)
     plan = _spmm_plan(g, op, reduce, x, w)
-    assert plan.kernel.startswith("spmm_blocked_hubs" if g.num_edges else "spmm_csc"), plan
+    assert plan.kernel is (Kernel.SPMM_BLOCKED_HUBS if g.num_edges else Kernel.SPMM_CSC_VECTOR), plan
     if g.num_edges:
         assert "hub split: the" in str(plan)
     got = _check(g, op, reduce, x, w)  # max/min: the arg outputs take the CSC, the plain call the hubs
@@ -83,7 +77,7 @@ def test_hub_split_max_skips_nan_as_the_csc_does(hub_split):
     x[hub, :5] = np.nan  # a hub's NaN never wins, as on the CSC
     x[hub + 1:hub + 40, 7] = np.nan
     for reduce in ("max", "min"):
-        assert _spmm_plan(g, "copy_lhs", reduce, x, None).kernel.startswith("spmm_blocked_hubs")
+        assert _spmm_plan(g, "copy_lhs", reduce, x, None).kernel is Kernel.SPMM_BLOCKED_HUBS
         got = gk.spmm(g, "copy_lhs", reduce, x)
         np.testing.assert_array_equal(got, gk.spmm(g, "copy_lhs", reduce, x, format="csc"))
         assert not np.isnan(got).any()
@@ -99,7 +93,7 @@ def test_hub_split_few_and_all_hubs(hubs, small_blocks, any_hub_share, monkeypat
     x = rng.random((g.num_src, 24), dtype=np.float32)
     w = rng.random((g.num_edges, 1), dtype=np.float32)
     for op, b in (("copy_lhs", None), ("mul", w)):
-        assert _spmm_plan(g, op, "sum", x, b).kernel.startswith("spmm_blocked_hubs")
+        assert _spmm_plan(g, op, "sum", x, b).kernel is Kernel.SPMM_BLOCKED_HUBS
         _check(g, op, "sum", x, b)
     key = next(k for k in g._cache if k[0] == "dst_blocks" and k[2])
     hub_ids, hub_indptr = g._cache[key][-1][:2]
@@ -123,24 +117,25 @@ def test_hub_split_planner_rules():
         hub_ids, share = _sparse_caches.hub_sources(g, _sparse_caches.hub_capacity(128))
         assert hub_ids.size == 128 and share >= gk.tuning.current().hub_min_edge_share
         assert np.all(np.diff(hub_ids) > 0)
-        assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_blocked_hubs_copy_lhs_sum"
-        assert _spmm_plan(g, "mul", "mean", x, w1).kernel == "spmm_blocked_hubs_mul_mean"
-        assert _spmm_plan(g, "copy_lhs", "max", x, None).kernel == "spmm_blocked_hubs_copy_lhs_max"
+        assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel is Kernel.SPMM_BLOCKED_HUBS
+        plan = _spmm_plan(g, "mul", "mean", x, w1)
+        assert (plan.kernel, plan.params["op"], plan.params["reduce"]) == (Kernel.SPMM_BLOCKED_HUBS, "mul", "mean")
+        assert _spmm_plan(g, "copy_lhs", "max", x, None).kernel is Kernel.SPMM_BLOCKED_HUBS
         # not: rows of one vector (F = 16), arg outputs (their ties keep source order), copy_rhs (reads
         # no x), edge rows wider than 16 bytes (the permutation into CSC order would not pay)
-        assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel == "spmm_blocked_copy_lhs_sum"
-        plan = gk.explain(g, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat_bytes=x.nbytes,
-                          out_chunks=2)
-        assert plan.kernel == "spmm_csc_copy_lhs_max_arg"
-        assert not _spmm_plan(g, "copy_rhs", "sum", None, x[:g.num_edges]).kernel.startswith("spmm_blocked_hubs")
-        assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel == "spmm_blocked_mul_sum"
+        assert _spmm_plan(g, "copy_lhs", "sum", x[:, :16].copy(), None).kernel is Kernel.SPMM_BLOCKED
+        plan = gk.explain(g, "spmm", op="copy_lhs", reduce="max", return_arg=True, ufeat=x)
+        assert (plan.kernel, plan.params["arg"]) == (Kernel.SPMM_CSC_VECTOR, True)
+        edge_rows = np.ones((g.num_edges, 32), np.float32)
+        assert _spmm_plan(g, "copy_rhs", "sum", None, edge_rows).kernel is not Kernel.SPMM_BLOCKED_HUBS
+        assert _spmm_plan(g, "mul", "sum", x[:, :16].copy(), w1).kernel is Kernel.SPMM_BLOCKED
         wide = rng.random((g.num_edges, 32), dtype=np.float32)
-        assert _spmm_plan(g, "mul", "sum", x, wide).kernel == "spmm_csc_mul_sum"
+        assert _spmm_plan(g, "mul", "sum", x, wide).kernel is Kernel.SPMM_CSC_VECTOR
         np.testing.assert_allclose(gk.spmm(g, "mul", "sum", x, wide), gk.spmm(g, "mul", "sum", x, wide,
                                                                               format="csc"))
         # hubs that carry too few edges: no split, and F = 32 stays on the CSC
         with gk.tuned(hub_min_edge_share=0.9):
-            assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel == "spmm_csc_copy_lhs_sum"
+            assert _spmm_plan(g, "copy_lhs", "sum", x, None).kernel is Kernel.SPMM_CSC_VECTOR
 
 
 def test_hub_split_kernel_reads_edge_rows_by_id_or_in_its_order(hub_split):

@@ -16,6 +16,7 @@ import pytest
 import graphkern as gk
 from graphkern import _fair_share, _memory, _sparse_caches, tuning
 from graphkern._bfs_result import _SerialLevels
+from graphkern.dispatch import Kernel
 
 
 def test_defaults_are_in_force_and_every_knob_is_documented():
@@ -142,16 +143,16 @@ def _source_ordered(scale: int):
 
 def test_l2_and_edge_floor_knobs_decide_the_blocked_spmm():
     g = _source_ordered(8)  # 256 vertices, about 4,000 edges: under the floor, x in any real L2
-    x_bytes = g.num_src * 16 * 4
+    x = np.ones((g.num_src, 16), np.float32)
 
     def kernel(**knobs):
         with gk.tuned(**knobs):
-            return gk.explain(g, "spmm", op="copy_lhs", reduce="sum", ufeat_bytes=x_bytes, out_chunks=1).kernel
+            return gk.explain(g, "spmm", op="copy_lhs", reduce="sum", ufeat=x).kernel
 
-    assert kernel() == "spmm_csc_copy_lhs_sum"
-    assert kernel(l2_cache_bytes=8) == "spmm_csc_copy_lhs_sum"  # still under the edge floor
-    assert kernel(l2_cache_bytes=8, blocked_min_edges=0) == "spmm_blocked_copy_lhs_sum"
-    assert kernel(l2_cache_bytes=x_bytes, blocked_min_edges=0) == "spmm_csc_copy_lhs_sum"  # x fits the 'L2'
+    assert kernel() is Kernel.SPMM_CSC_VECTOR
+    assert kernel(l2_cache_bytes=8) is Kernel.SPMM_CSC_VECTOR  # still under the edge floor
+    assert kernel(l2_cache_bytes=8, blocked_min_edges=0) is Kernel.SPMM_BLOCKED
+    assert kernel(l2_cache_bytes=x.nbytes, blocked_min_edges=0) is Kernel.SPMM_CSC_VECTOR  # x fits the 'L2'
     with gk.tuned(l2_cache_bytes=12345):
         assert _sparse_caches.cache_bytes() == 12345
     with gk.tuned(l2_cache_bytes=0):
@@ -160,34 +161,35 @@ def test_l2_and_edge_floor_knobs_decide_the_blocked_spmm():
 
 def test_hub_knobs_decide_the_hub_split():
     g = gk.graph.kronecker(12)
-    x_bytes = g.num_src * 32 * 4  # F = 32 float32: two vector chunks
+    x = np.ones((g.num_src, 32), np.float32)  # F = 32 float32: two vector chunks
 
-    def kernel(op="copy_lhs", edge_row_bytes=None, **knobs):
+    def kernel(op="copy_lhs", edge_row_floats=None, **knobs):
+        w = None if edge_row_floats is None else np.ones((g.num_edges, edge_row_floats), np.float32)
         with gk.tuned(blocked_min_edges=0, l2_cache_bytes=64 << 10, **knobs):
-            return gk.explain(g, "spmm", op=op, reduce="sum", ufeat_bytes=x_bytes, edge_row_bytes=edge_row_bytes,
-                              out_chunks=2).kernel
+            return gk.explain(g, "spmm", op=op, reduce="sum", ufeat=x, efeat=w).kernel
 
-    assert kernel() == "spmm_blocked_hubs_copy_lhs_sum"
-    assert kernel(hub_min_edge_share=0.9) == "spmm_csc_copy_lhs_sum"  # the hubs carry too few edges
-    assert kernel(hub_l2_share=1e-9) == "spmm_csc_copy_lhs_sum"  # no hub row fits its share of the L2
+    assert kernel() is Kernel.SPMM_BLOCKED_HUBS
+    assert kernel(hub_min_edge_share=0.9) is Kernel.SPMM_CSC_VECTOR  # the hubs carry too few edges
+    assert kernel(hub_l2_share=1e-9) is Kernel.SPMM_CSC_VECTOR  # no hub row fits its share of the L2
     with gk.tuned(l2_cache_bytes=64 << 10, hub_l2_share=0.5):
         assert _sparse_caches.hub_capacity(128) == 256
-    # edge rows of 64 bytes are too wide to be permuted for the split, unless the knob says otherwise
-    assert kernel("mul", 64) == "spmm_csc_mul_sum"
-    assert kernel("mul", 64, edge_rows_to_blocks_max_bytes=64) == "spmm_blocked_hubs_mul_sum"
+    # edge rows of 128 bytes are too wide to be permuted for the split, unless the knob says otherwise
+    assert kernel("mul", 32) is Kernel.SPMM_CSC_VECTOR
+    assert kernel("mul", 32, edge_rows_to_blocks_max_bytes=128) is Kernel.SPMM_BLOCKED_HUBS
 
 
 def test_sddmm_row_bytes_knob_decides_the_blocked_sddmm():
     g = _source_ordered(8)
 
     def kernel(out_row_bytes, **knobs):
+        # u_add_v writes rows as wide as its operands' (float32)
+        x = np.ones((g.num_src, out_row_bytes // 4), np.float32)
         with gk.tuned(blocked_min_edges=0, l2_cache_bytes=64, **knobs):
-            return gk.explain(g, "sddmm", op="dot", lhs_target="u", rhs_target="v", lhs_bytes=1 << 20,
-                              rhs_bytes=1 << 20, out_row_bytes=out_row_bytes).kernel
+            return gk.explain(g, "sddmm", op="add", lhs=x, rhs=x, lhs_target="u", rhs_target="v").kernel
 
-    assert kernel(16) == "sddmm_blocked_u_dot_v"
-    assert kernel(32) == "sddmm_csr_u_dot_v"
-    assert kernel(32, sddmm_blocked_max_row_bytes=32) == "sddmm_blocked_u_dot_v"
+    assert kernel(16) is Kernel.SDDMM_BLOCKED
+    assert kernel(32) is Kernel.SDDMM_CSR
+    assert kernel(32, sddmm_blocked_max_row_bytes=32) is Kernel.SDDMM_BLOCKED
 
 
 def test_min_blocks_knob_decides_whether_edge_rows_are_put_in_block_order():
@@ -199,8 +201,7 @@ def test_min_blocks_knob_decides_whether_edge_rows_are_put_in_block_order():
     for min_blocks in (1, 10**9):
         g._cache.clear()
         with gk.tuned(blocked_min_edges=0, l2_cache_bytes=1024, edge_rows_to_blocks_min_blocks=min_blocks):
-            assert gk.explain(g, "spmm", op="mul", reduce="sum", ufeat_bytes=x.nbytes, edge_row_bytes=4,
-                              out_chunks=1).kernel == "spmm_blocked_mul_sum"
+            assert gk.explain(g, "spmm", op="mul", reduce="sum", ufeat=x, efeat=w).kernel is Kernel.SPMM_BLOCKED
             results[min_blocks] = gk.spmm(g, "mul", "sum", x, w)
         reordered = any(key[0] == "dst_block_slots" for key in g._cache)
         assert reordered == (min_blocks == 1)

@@ -551,6 +551,21 @@ def rows_are_sorted(indptr, indices):
     return unsorted == 0
 
 
+@njit(cache=True)
+def stable_rows_sorted(rows, cols, num_rows):
+    """True when compressing ``(rows, cols)`` by ``rows`` with the stable count sort
+    (:func:`coo_to_compressed`) gives rows whose indices are non-decreasing: each row's ``cols`` come in
+    ascending order in the input. One serial pass (a planner asks before the compressed format exists)."""
+    last = np.full(num_rows, -1, dtype=np.int64)
+    for j in range(rows.size):
+        r = rows[j]
+        c = np.int64(cols[j])
+        if c < last[r]:
+            return False
+        last[r] = c
+    return True
+
+
 @njit(parallel=True, cache=True)
 def mark_unique_sorted_rows(indptr, indices, drop_self_loops, keep):
     """In a CSR with sorted rows, keep the first slot of every distinct (row, col); optionally drop r == c."""

@@ -9,6 +9,7 @@ from conftest import CASES
 from numba import cuda
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 
 def _graph(case, idtype=None):
@@ -61,7 +62,8 @@ def test_sddmm_on_a_graph_without_coo_expands_the_csr():
     src, dst, n = CASES["random_300"]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n).formats("csr")
     x = _rows(g, "u", (3,), 7)
-    assert gk.explain(g, "sddmm", backend="cuda", op="dot").format == "csr"
+    plan = gk.explain(g, "sddmm", backend="cuda", op="dot", lhs=x, rhs=x, lhs_target="u", rhs_target="u")
+    assert (plan.kernel, plan.format) == (Kernel.CUDA_SDDMM_EDGES, "csr")
     np.testing.assert_allclose(gk.sddmm(g, "dot", x, x, "u", "u", backend="cuda").copy_to_host(),
                                gk.sddmm(g, "dot", x, x, "u", "u"))
 

@@ -7,6 +7,7 @@ from conftest import CASES
 from numba import cuda
 
 import graphkern as gk
+from graphkern.dispatch import Kernel
 
 
 def _graph(case, idtype=None):
@@ -115,8 +116,10 @@ def test_bad_input_on_the_cuda_backend():
 
 def test_explain_names_the_cuda_kernel():
     g = _graph("random_300")
-    plan = gk.explain(g, "spmm", backend="cuda", op="mul", reduce="sum")
-    assert plan.backend == "cuda" and plan.format == "csc" and plan.kernel == "spmm_csc_mul_sum"
+    x, w = np.ones((g.num_src, 2)), np.ones((g.num_edges, 1))
+    plan = gk.explain(g, "spmm", backend="cuda", op="mul", reduce="sum", ufeat=x, efeat=w)
+    assert plan.backend == "cuda" and plan.format == "csc" and plan.kernel is Kernel.CUDA_SPMM_CSC
+    assert (plan.params["op"], plan.params["reduce"]) == ("mul", "sum")
 
 
 # in-degrees around the unrolled edge loop (1..5, 8, 9) and the lowered hub threshold of low_hub_degree

@@ -53,6 +53,18 @@ def adopt(obj: Any, ordered: bool = False):
     return cuda.as_cuda_array(obj, sync=not ordered and stream not in _ORDERED_STREAMS)
 
 
+def device_graph(g):
+    """``g`` itself when it lives on the GPU, else its device twin (made once, cached on ``g``): the graph
+    whose formats a cuda call on ``g`` uses (graphkern.dispatch plans its builds on the same one)."""
+    if g.device == "cuda":
+        return g
+    twin = g._cache.get("cuda_twin")
+    if twin is None:
+        twin = g.to("cuda")
+        g._cache["cuda_twin"] = twin
+    return twin
+
+
 def to_device(name: str, obj: Any):
     """``obj`` on the device: device arrays are adopted as they are, host arrays copied once."""
     from numba import cuda

@@ -29,12 +29,12 @@ def driver(backend: str) -> ModuleType:
     """
     if backend == "cpu":
         from . import _cpu
-        from ._cpu import bfs, formats, incremental, pma, segment  # noqa: F401 - attributes of the package
+        from ._cpu import bfs, formats, incremental, pma, segment, sparse  # noqa: F401 - attributes of the package
 
         return _cpu
     if backend == "cuda":
         from . import _cuda
-        from ._cuda import bfs, formats, incremental, pma, segment  # noqa: F401 - attributes of the package
+        from ._cuda import bfs, formats, incremental, pma, segment, sparse  # noqa: F401 - attributes of the package
 
         return _cuda
     raise ValueError(f"expected a concrete backend 'cpu' or 'cuda', found {backend!r}")

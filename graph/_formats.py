@@ -56,17 +56,17 @@ def build_format(g, name: str) -> None:
     """Add format ``name`` to ``g._formats`` from one it has (``g._identity`` too when its slots stay
     edge ids); ``g`` checked that ``name`` is allowed and missing."""
     f = g._formats
-    sort = g._sorter()
+    steps = g._format_steps()
     if name == "coo":
         if "csr" in f:
             indptr, indices, eids = f["csr"]
-            rows = sort.expand_indptr(indptr, g._empty(indices.size, g._idtype))
+            rows = steps.expand_indptr(indptr, indices.size, g._idtype)
             f["coo"] = (rows, indices, eids)
             if "csr" in g._identity:
                 g._identity.add("coo")
         else:
             indptr, indices, eids = f["csc"]
-            cols = sort.expand_indptr(indptr, g._empty(indices.size, g._idtype))
+            cols = steps.expand_indptr(indptr, indices.size, g._idtype)
             f["coo"] = (indices, cols, eids)
             if "csc" in g._identity:
                 g._identity.add("coo")
@@ -76,24 +76,23 @@ def build_format(g, name: str) -> None:
     other = "csc" if rows_are_src else "csr"
     if other in f:
         indptr, indices, eids = f[other]
-        f[name] = sort.transpose_compressed(indptr, indices, eids, num_rows)
+        f[name] = steps.transpose_compressed(indptr, indices, eids, num_rows)
     else:
         src, dst, eids = f["coo"]
         keys, vals = (src, dst) if rows_are_src else (dst, src)
-        f[name] = sort.coo_to_compressed(keys, vals, eids, num_rows)
+        f[name] = steps.coo_to_compressed(keys, vals, eids, num_rows)
 
 
 def degrees(g, compressed: str, coo_column: int, count: int) -> np.ndarray:
     """The row lengths of format ``compressed`` of ``g``: from its row pointer, else counted from the COO
     column ``coo_column`` or the other compressed format's indices."""
-    sort = g._sorter()
-    out = g._empty(count, g._idtype)
+    steps = g._format_steps()
     if compressed in g._formats:
-        return sort.degrees_from_indptr(g._formats[compressed][0], out)
+        return steps.degrees_from_indptr(g._formats[compressed][0], count, g._idtype)
     if "coo" in g._formats:
-        return sort.histogram(g._formats["coo"][coo_column], count, g._idtype)
+        return steps.histogram(g._formats["coo"][coo_column], count, g._idtype)
     other = "csc" if compressed == "csr" else "csr"
-    return sort.histogram(g._formats[other][1], count, g._idtype)
+    return steps.histogram(g._formats[other][1], count, g._idtype)
 
 
 def sorted_csr(g) -> CSR:

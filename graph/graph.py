@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .._backend import driver
 from .._validate import is_device_array, to_host_array
 from ..kernels.cpu import sort as _sort
 from . import _construct, convert, interop, transform
@@ -305,20 +306,10 @@ class Graph(GraphBase):
         g._batch, g.parent_nids, g.parent_eids = self._batch, self.parent_nids, self.parent_eids
         return g
 
-    def _sorter(self):
-        """The sort/scan kernel module of the device the formats live on (same function names)."""
-        if self._device == "cuda":
-            from ..kernels.cuda import sort as cuda_sort
-
-            return cuda_sort
-        return _sort
-
-    def _empty(self, size: int, dtype):
-        if self._device == "cuda":
-            from .. import _cuda
-
-            return _cuda.empty(size, dtype)
-        return np.empty(size, dtype=dtype)
+    def _format_steps(self):
+        """The ``formats`` driver module of the device the formats live on (``graphkern._cpu.formats`` or
+        ``graphkern._cuda.formats``: the same functions, each allocating its outputs on that device)."""
+        return driver(self._device).formats
 
     def _require_host(self, what: str) -> None:
         if self._device != "cpu":
@@ -372,10 +363,7 @@ class Graph(GraphBase):
     def _eids_or_arange(self, name: str) -> np.ndarray:
         a, b, eids = self._raw(name)
         if eids is None:
-            if self._device == "cuda":
-                eids = self._sorter().arange(self._num_edges, self._idtype)
-            else:
-                eids = np.arange(self._num_edges, dtype=self._idtype)
+            eids = self._format_steps().arange(self._num_edges, self._idtype)
             self._formats[name] = (a, b, eids)
             # the arange is still the identity; kernels may keep skipping the indirection
         return eids
@@ -433,10 +421,8 @@ class Graph(GraphBase):
             self._require_host("edges() with unused edge ids")
             order = np.argsort(eids, kind="stable")
             return src[order], dst[order]
-        sort = self._sorter()
-        out_src = sort.scatter_by_eid(src, eids, self._empty(src.size, src.dtype))
-        out_dst = sort.scatter_by_eid(dst, eids, self._empty(dst.size, dst.dtype))
-        return out_src, out_dst
+        steps = self._format_steps()
+        return steps.scatter_by_eid(src, eids), steps.scatter_by_eid(dst, eids)
 
     def reverse(self) -> "Graph":
         """The transposed graph (every edge ``u -> v`` becomes ``v -> u``) with the same edge ids.

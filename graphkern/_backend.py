@@ -2,9 +2,12 @@
 
 ``graphkern._cpu`` and ``graphkern._cuda`` are twin packages (the same module names, classes, functions
 and parameters; tests/test_twins.py compares them). Host code resolves the backend
-(:func:`graphkern._config.resolve_backend`), asks :func:`driver` for its package and calls that, with no
-branch on the device of its own. The CUDA driver modules are imported only when the CUDA backend is
-asked for, so a CPU-only process never loads them (nor ``numba.cuda``).
+(:func:`graphkern._config.resolve_backend`, or the backend of a call's plan), asks :func:`driver` for its
+package and calls that, with no branch on the device of its own: the sparse kernels
+(``driver(plan.backend).sparse.spmm(...)``), BFS (``.bfs``), the segment products (``.segment``), the
+format builds of a Graph (``.formats``), the dynamic graph's storage (``.pma``) and the incremental BFS's
+state (``.incremental``). The CUDA driver modules are imported only when the CUDA backend is asked for,
+so a CPU-only process never loads them (nor ``numba.cuda``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ __all__ = ["driver", "resolve_driver"]
 
 def driver(backend: str) -> ModuleType:
     """The driver package of the concrete backend ``backend`` (``"cpu"`` or ``"cuda"``), its driver
-    modules (``pma``, ``incremental``) imported.
+    modules (``sparse``, ``bfs``, ``segment``, ``formats``, ``pma``, ``incremental``) imported.
 
     Examples
     --------
@@ -29,12 +32,12 @@ def driver(backend: str) -> ModuleType:
     """
     if backend == "cpu":
         from . import _cpu
-        from ._cpu import incremental, pma  # noqa: F401 - loaded as attributes of the package
+        from ._cpu import bfs, formats, incremental, pma, segment, sparse  # noqa: F401 - attributes of the package
 
         return _cpu
     if backend == "cuda":
         from . import _cuda
-        from ._cuda import incremental, pma  # noqa: F401 - loaded as attributes of the package
+        from ._cuda import bfs, formats, incremental, pma, segment, sparse  # noqa: F401 - attributes of the package
 
         return _cuda
     raise ValueError(f"expected a concrete backend 'cpu' or 'cuda', found {backend!r}")

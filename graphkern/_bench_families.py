@@ -14,12 +14,10 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
     """COO -> CSR (Graph500 kernel 1's core), CSR -> CSC with edge ids, and the bare stable count sort."""
     import scipy.sparse as sp
 
+    from ._backend import driver
     from ._cuda import to_host
 
-    if ctx.on_gpu:
-        from .kernels.cuda import sort
-    else:
-        from .kernels.cpu import sort
+    steps = driver("cuda" if ctx.on_gpu else "cpu").formats  # the sort steps that build a graph's formats
 
     n = 1 << ctx.scale
     src, dst = ctx.src, ctx.dst
@@ -28,7 +26,7 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
     rows = []
 
     # COO -> CSR. SciPy's tocsr also sums duplicates; the check compares with a stable argsort instead.
-    ours = ctx.timed(lambda: sort.coo_to_compressed(d_src, d_dst, None, n))
+    ours = ctx.timed(lambda: steps.coo_to_compressed(d_src, d_dst, None, n))
     ones = np.ones(num_edges, dtype=np.float32)
     peer = lambda: sp.coo_array((ones, (src, dst)), shape=(n, n)).tocsr()  # noqa: E731
     indptr, indices, eids = (to_host(a) for a in ours())
@@ -42,7 +40,7 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
     # CSR -> CSC carrying edge ids: the reverse graph. SciPy's tocsc with data = edge ids does the same.
     csr = sp.csr_array((eids, indices, indptr), shape=(n, n))
     d_csr = [ctx.to_backend(a) for a in (indptr, indices, eids)]
-    ours = ctx.timed(lambda: sort.transpose_compressed(*d_csr, n))
+    ours = ctx.timed(lambda: steps.transpose_compressed(*d_csr, n))
     peer = csr.tocsc
     t_indptr, t_indices, t_eids = (to_host(a) for a in ours())
     ref = peer()
@@ -53,7 +51,7 @@ def bench_conversions(ctx: BenchContext) -> list[Row]:
                     "edges/s", check))
 
     # The stable count sort by itself, against NumPy's stable (radix) argsort.
-    ours = ctx.timed(lambda: sort.count_sort(d_dst, n, np.int32 if num_edges < 2**31 else np.int64))
+    ours = ctx.timed(lambda: steps.count_sort(d_dst, n, np.int32 if num_edges < 2**31 else np.int64))
     peer = lambda: np.argsort(dst, kind="stable")  # noqa: E731
     _, perm = ours()
     check = "equal" if np.array_equal(to_host(perm), peer()) else "MISMATCH"

@@ -104,16 +104,6 @@ def feature(name: str, arr, rows: int, what: str, on_device: bool = False, to_de
     return arr
 
 
-def as_rows(arr: np.ndarray) -> np.ndarray:
-    """2-D view ``(rows, features)`` of a contiguous feature array (no copy)."""
-    return arr.reshape(arr.shape[0], -1) if arr.shape[0] else arr.reshape(0, max(1, int(np.prod(arr.shape[1:]))))
-
-
-def dummy(dtype) -> np.ndarray:
-    """The placeholder of an operand the op does not read (the kernels never index it)."""
-    return np.zeros((1, 1), dtype=dtype)
-
-
 def edge_word(g) -> str:
     """How an error names an edge feature's row: per edge, or per edge id when some ids are unused."""
     return "edge" if g.num_edge_ids == g.num_edges else "edge id"

@@ -174,7 +174,7 @@ class Plan:
 
 def _holder(g, backend: str):
     """The graph whose formats a call on ``backend`` uses: a host graph run on the GPU uses its device
-    twin (graphkern._sparse_cuda.device_graph), a copy of the host graph's formats made on first use."""
+    twin (graphkern._cuda.device_graph), a copy of the host graph's formats made on first use."""
     if backend == "cuda" and getattr(g, "device", "cpu") != "cuda":
         return g._cache.get("cuda_twin", g)
     return g

@@ -8,17 +8,19 @@ weight matrix per edge or node type), run without materialising a weight per row
 The backend is chosen as for :func:`graphkern.spmm`: ``backend=`` (or the context manager, or the
 environment) picks, and ``auto`` runs on the GPU only when an input already lives there; on the cuda
 backend host inputs are copied to the device once and the result is a device array. Every input is
-validated here, before any compiled code runs; the kernels trust it.
+validated here, before any compiled code runs; the kernels trust it. The run itself, output included, is
+the ``segment`` module of the backend's driver (``graphkern._cpu.segment`` or ``graphkern._cuda.segment``,
+picked by :func:`graphkern._backend.driver`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _cuda, _memory
+from . import _cuda
+from ._backend import driver
 from ._config import resolve_backend
 from ._validate import as_index_array, check_ids_in_range, type_name
-from .kernels.cpu import segment_mm as _cpu
 
 __all__ = ["segment_mm", "gather_mm", "segment_mm_backward_b"]
 
@@ -96,15 +98,6 @@ def _offsets(seglen, segments: int, rows: int) -> np.ndarray:
     return offsets
 
 
-def _on_device(backend, *arrays) -> bool:
-    return resolve_backend(backend, *arrays) == "cuda"
-
-
-def _empty(shape, dtype, on_device: bool):
-    # host outputs on recycled huge pages (graphkern._memory): a relational layer feeds them to the next kernel
-    return _cuda.empty(shape, dtype) if on_device else _memory.empty(shape, dtype)
-
-
 def segment_mm(a, b, seglen_a, *, backend=None):
     """Matrix products by segment: ``out[o_r:o_r + seglen_a[r]] = a[o_r:o_r + seglen_a[r]] @ b[r]``
     with ``o_r = seglen_a[:r].sum()``.
@@ -129,21 +122,15 @@ def segment_mm(a, b, seglen_a, *, backend=None):
     >>> gk.segment_mm(a, b, [1, 2]).tolist()
     [[0.0, 1.0], [4.0, 6.0], [8.0, 10.0]]
     """
-    on_device = _on_device(backend, a, b)
+    concrete = resolve_backend(backend, a, b)
+    on_device = concrete == "cuda"
     a = _dense("a", a, 2, "(N, D1)", on_device)
     b = _dense("b", b, 3, "(R, D1, D2)", on_device)
     _same_dtype(a, b)
     if b.shape[1] != a.shape[1]:
         raise ValueError(f"argument 'b': expected shape (R, {a.shape[1]}, D2) (D1 = a.shape[1]), found {b.shape}")
     offsets = _offsets(seglen_a, b.shape[0], a.shape[0])
-    out = _empty((a.shape[0], b.shape[2]), a.dtype, on_device)
-    if on_device:
-        from . import _segment_cuda
-
-        _segment_cuda.segment_mm(a, b, offsets, out)
-    else:
-        _cpu.segment_mm(a, b, offsets, out)
-    return out
+    return driver(concrete).segment.segment_mm(a, b, offsets)
 
 
 def gather_mm(a, b, *, idx_a=None, idx_b=None, backend=None):
@@ -175,7 +162,8 @@ def gather_mm(a, b, *, idx_a=None, idx_b=None, backend=None):
     >>> gk.gather_mm(a, b, idx_a=[1, 1, 0], idx_b=[0, 1, 1]).tolist()
     [[3.0, 4.0], [-3.0, -4.0], [-1.0, -2.0]]
     """
-    on_device = _on_device(backend, a, b, idx_a, idx_b)
+    concrete = resolve_backend(backend, a, b, idx_a, idx_b)
+    on_device = concrete == "cuda"
     a = _dense("a", a, 2, "(N, D1)", on_device)
     b = _dense("b", b, 3, "(R, D1, D2)", on_device)
     _same_dtype(a, b)
@@ -195,20 +183,13 @@ def gather_mm(a, b, *, idx_a=None, idx_b=None, backend=None):
         raise ValueError(f"argument 'idx_a': without 'idx_b', expected one index per matrix of 'b' "
                          f"({b.shape[0]}), found {ia.shape[0]}")
     rows = ia.shape[0] if ia is not None else (ib.shape[0] if ib is not None else a.shape[0])
-    out = _empty((rows, b.shape[2]), a.dtype, on_device)
     # an absent index is passed as a one-element placeholder the kernel never reads (use_idx_* is False)
     placeholder = ia if ia is not None else ib
     if placeholder is None:
         placeholder = _cuda.to_device("idx", np.zeros(1, np.int64)) if on_device else np.zeros(1, np.int64)
-    args = (a, b, placeholder if ia is None else ia, placeholder if ib is None else ib, ia is not None,
-            ib is not None, out)
-    if on_device:
-        from . import _segment_cuda
-
-        _segment_cuda.gather_mm(*args)
-    else:
-        _cpu.gather_mm(*args)
-    return out
+    return driver(concrete).segment.gather_mm(a, b, placeholder if ia is None else ia,
+                                              placeholder if ib is None else ib, ia is not None, ib is not None,
+                                              rows)
 
 
 def segment_mm_backward_b(a, dz, seglen_a, *, backend=None):
@@ -223,7 +204,8 @@ def segment_mm_backward_b(a, dz, seglen_a, *, backend=None):
     >>> segment_mm_backward_b(a, dz, [2, 1]).tolist()
     [[[3.0, 3.0]], [[3.0, 3.0]]]
     """
-    on_device = _on_device(backend, a, dz)
+    concrete = resolve_backend(backend, a, dz)
+    on_device = concrete == "cuda"
     a = _dense("a", a, 2, "(N, D1)", on_device)
     dz = _dense("dz", dz, 2, "(N, D2)", on_device)
     _same_dtype(a, dz, "dz")
@@ -234,11 +216,4 @@ def segment_mm_backward_b(a, dz, seglen_a, *, backend=None):
         lengths = _cuda.to_host(lengths)
     lengths = as_index_array("seglen_a", lengths)
     offsets = _offsets(lengths, lengths.size, a.shape[0])
-    out = _empty((lengths.size, a.shape[1], dz.shape[1]), a.dtype, on_device)
-    if on_device:
-        from . import _segment_cuda
-
-        _segment_cuda.segment_mm_backward_b(a, dz, offsets, out)
-    else:
-        _cpu.segment_mm_backward_b(a, dz, offsets, out)
-    return out
+    return driver(concrete).segment.segment_mm_backward_b(a, dz, offsets)

@@ -234,7 +234,7 @@ def test_isolated_source_and_empty_graph():
 def test_spmsv_takes_the_highest_labelled_parent_and_is_deterministic(csc_sorted):
     import numba
 
-    from graphkern.traversal import _in_rows_sorted
+    from graphkern._cpu.bfs import _in_rows_sorted
 
     src, dst = gk.graph.kronecker_edges(12)
     if csc_sorted:

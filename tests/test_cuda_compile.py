@@ -53,7 +53,7 @@ MAX_REGISTERS = 128
 MAX_STATIC_SHARED = 48 * 1024
 FULL = os.environ.get("GRAPHKERN_PTX_ALL") == "1"
 
-# (data dtype, accumulator) pairs the drivers pair up (graphkern._sparse_cuda.accumulator)
+# (data dtype, accumulator) pairs the drivers pair up (graphkern._cuda.sparse._accumulator)
 DATA = {"float32": ("float16", "float32"), "float64": ("float64",)}
 IDTYPES = ("int32", "int64")
 # parameter roles by name, for the factories' kernels

@@ -309,12 +309,12 @@ def test_top_down_knobs_decide_the_step_a_level_runs(monkeypatch):
 
 
 def test_skew_knob_decides_whether_the_hub_index_is_built():
-    from graphkern import traversal
+    from graphkern._cpu import bfs as cpu_bfs
 
     indptr = _path(50).csr().indptr  # degrees 1 and 2: not skewed
-    assert not traversal._degrees_skewed(indptr)
+    assert not cpu_bfs._degrees_skewed(indptr)
     with gk.tuned(bfs_hub_min_skew=1):
-        assert traversal._degrees_skewed(indptr)
+        assert cpu_bfs._degrees_skewed(indptr)
 
 
 # ---------------------------------------------------------------------------------- output memory

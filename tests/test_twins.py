@@ -8,8 +8,8 @@ runs on the device for device arrays: its checks of the same names and parameter
 
 The same holds for the driver packages graphkern._cpu and graphkern._cuda: the same modules, the same public
 classes and functions, and in each class the same methods with the same parameters, so that host code
-calls either backend's driver the same way. Only graphkern._backend imports their modules, and only
-graphkern/_cuda/ imports kernels.cuda among the host modules that have moved to the drivers.
+calls either backend's driver the same way. Across the whole host side (every module of graphkern/ and
+graph/), only graphkern._backend imports the driver modules and only graphkern/_cuda/ imports kernels.cuda.
 """
 
 import ast
@@ -162,10 +162,17 @@ def test_parameters_reads_kinds_and_defaults():
 # ---------------------------------------------------------------------------------------- driver packages
 CPU_DRIVER = ROOT / "graphkern" / "_cpu"
 CUDA_DRIVER = ROOT / "graphkern" / "_cuda"
-# the modules the drivers serve (a module joins when its host code moves into the drivers); each is checked
-# for imports of kernels.cuda and of the driver modules
-DRIVER_USERS = [ROOT / "graph" / "dynamic.py", ROOT / "graphkern" / "incremental.py",
-                ROOT / "graphkern" / "_packed_layout.py", ROOT / "graphkern" / "_backend.py"]
+BACKEND = ROOT / "graphkern" / "_backend.py"
+# the driver modules and the functions and classes the front ends take from them
+FRONT_END_CALLS = {
+    "sparse": {"spmm", "sddmm", "edge_softmax"},  # graphkern/sparse.py
+    "bfs": {"search", "searches"},  # graphkern/traversal.py
+    "segment": {"segment_mm", "gather_mm", "segment_mm_backward_b"},  # graphkern/segment.py
+    "formats": {"arange", "expand_indptr", "degrees_from_indptr", "histogram", "scatter_by_eid",
+                "coo_to_compressed", "transpose_compressed"},  # graph/graph.py, graph/_formats.py
+    "pma": {"PackedStorage"},  # graph/dynamic.py
+    "incremental": {"SearchState"},  # graphkern/incremental.py
+}
 # folder -> the package it installs as (pyproject.toml, [tool.setuptools.package-dir])
 INSTALLED_AS = {"graphkern": "graphkern", "kernels": "graphkern.kernels", "graph": "graphkern.graph"}
 
@@ -208,7 +215,23 @@ def signature(node: ast.AST) -> tuple:
 def test_driver_packages_have_the_same_modules():
     cpu, gpu = driver_modules(CPU_DRIVER), driver_modules(CUDA_DRIVER)
     assert cpu == gpu, (cpu ^ gpu)
-    assert {"pma", "incremental"} <= cpu
+    assert set(FRONT_END_CALLS) <= cpu, set(FRONT_END_CALLS) - cpu
+
+
+@pytest.mark.parametrize("module", sorted(FRONT_END_CALLS))
+def test_driver_modules_define_what_the_front_ends_call(module):
+    for folder in (CPU_DRIVER, CUDA_DRIVER):
+        names = defined(folder / f"{module}.py")
+        assert FRONT_END_CALLS[module] <= set(names), (folder.name, FRONT_END_CALLS[module] - set(names))
+
+
+def test_the_backend_imports_every_driver_module():
+    """:func:`graphkern._backend.driver` loads each module of both packages, so ``driver(b).<module>``
+    never depends on another import having loaded it first."""
+    names = imported(BACKEND)
+    for pkg in ("_cpu", "_cuda"):
+        missing = {m for m in driver_modules(CPU_DRIVER) if f"graphkern.{pkg}.{m}" not in names}
+        assert not missing, (pkg, missing)
 
 
 @pytest.mark.parametrize("module", sorted(driver_modules(CPU_DRIVER)))
@@ -265,40 +288,54 @@ def imported(path: Path) -> set[str]:
     return found
 
 
-def driver_files():
-    return sorted([*CPU_DRIVER.glob("*.py"), *CUDA_DRIVER.glob("*.py"), *DRIVER_USERS])
+def host_files():
+    """Every module of the host side: graphkern/ (the driver packages among them) and graph/."""
+    return sorted([*(ROOT / "graphkern").rglob("*.py"), *(ROOT / "graph").rglob("*.py")])
 
 
-@pytest.mark.parametrize("path", driver_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize("path", host_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_kernels_cuda_is_imported_only_by_the_cuda_driver(path):
+    """graphkern.dispatch's Kernel names kernel paths as strings ("kernels.cuda.spmm:..."), imported only
+    when read: those are no imports of the module."""
     cuda_kernels = sorted(m for m in imported(path) if m.startswith("graphkern.kernels.cuda"))
     if path.parent != CUDA_DRIVER:
         assert not cuda_kernels, cuda_kernels
 
 
-@pytest.mark.parametrize("path", driver_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize("path", host_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_driver_modules_are_imported_only_by_the_backend(path):
     """graphkern._backend.driver is the one place that picks a driver; a driver module may use its own
     package's ``__init__`` (graphkern._cuda's device-array helpers) but no driver module."""
     drivers = {f"graphkern.{pkg}.{m}" for pkg in ("_cpu", "_cuda") for m in driver_modules(CPU_DRIVER)}
     reached = sorted(m for m in imported(path) if m in drivers)
-    if path.name != "_backend.py":
+    if path != BACKEND:
         assert not reached, reached
+
+
+def test_the_host_side_is_read_whole():
+    """The import checks above see the front ends, the drivers, the graph and the subpackages, and they see
+    an import of kernels.cuda that sits in a function."""
+    files = {p.relative_to(ROOT).as_posix() for p in host_files()}
+    assert {"graphkern/sparse.py", "graphkern/traversal.py", "graphkern/segment.py", "graph/graph.py",
+            "graphkern/_cpu/sparse.py", "graphkern/_cuda/bfs.py", "graphkern/torch/__init__.py"} <= files
+    assert "graphkern.kernels.cuda.bfs" in imported(CUDA_DRIVER / "bfs.py")
 
 
 def test_the_import_checks_see_relative_and_nested_imports():
     names = imported(CUDA_DRIVER / "pma.py")
     assert "graphkern.kernels.cuda.gpma" in names  # ``from ..kernels.cuda import gpma as K`` in a method
-    assert "graphkern._cuda.pma" in imported(ROOT / "graphkern" / "_backend.py")
+    assert "graphkern._cuda.pma" in imported(BACKEND)
     assert module_name(ROOT / "graph" / "dynamic.py") == ("graphkern.graph.dynamic", False)
     assert module_name(CUDA_DRIVER / "__init__.py") == ("graphkern._cuda", True)
 
 
 def test_importing_graphkern_loads_no_cuda_driver():
-    """``import graphkern`` (and a CPU DynamicGraph with an IncrementalBFS) loads neither numba.cuda nor a
-    CUDA driver module: a CPU-only process never pays for them."""
+    """``import graphkern`` (and a CPU DynamicGraph with an IncrementalBFS, a Graph building its formats
+    and a search of it) loads neither numba.cuda nor a CUDA driver module: a CPU-only process never pays
+    for them."""
     code = ("import sys, graphkern as gk; dg = gk.DynamicGraph(3, backend='cpu'); dg.apply(insert=([0], [1])); "
-            "gk.IncrementalBFS(dg, 0); "
+            "gk.IncrementalBFS(dg, 0); g = gk.Graph.from_coo([0, 1], [1, 2]); g.csc(); g.in_degrees(); "
+            "gk.bfs(g, 0, backend='cpu'); "
             "print(sorted(m for m in sys.modules if m == 'numba.cuda' or m.startswith('graphkern._cuda.')))")
     env = {k: v for k, v in os.environ.items() if k != "GRAPHKERN_BACKEND"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)

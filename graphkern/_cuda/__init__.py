@@ -3,10 +3,14 @@ recognising device arrays, adopting them without copies, validating device input
 reductions, and moving arrays between host and device.
 
 Its driver modules are the twins of ``graphkern._cpu``'s (the same module names, classes, functions and
-parameters; tests/test_twins.py compares them): :mod:`.pma` (``PackedStorage``, the packed memory array of
-a :class:`~graphkern.DynamicGraph` on the GPU) and :mod:`.incremental` (``SearchState``, the device state
-of an :class:`~graphkern.IncrementalBFS`). :func:`graphkern._backend.driver` imports them when the CUDA
-backend is asked for; importing this package imports neither them nor ``numba.cuda``.
+parameters; tests/test_twins.py compares them): :mod:`.sparse` (``spmm``, ``sddmm``, ``edge_softmax`` of a
+validated, planned call), :mod:`.bfs` (``search``, ``searches``), :mod:`.segment` (``segment_mm``,
+``gather_mm``, ``segment_mm_backward_b``), :mod:`.formats` (the sort and scan steps that build a graph's
+formats on the device), :mod:`.pma` (``PackedStorage``, the packed memory array of a
+:class:`~graphkern.DynamicGraph` on the GPU) and :mod:`.incremental` (``SearchState``, the device state of
+an :class:`~graphkern.IncrementalBFS`). :func:`graphkern._backend.driver` imports them when the CUDA
+backend is asked for; importing this package imports neither them nor ``numba.cuda``. They, this package
+and ``kernels/cuda`` itself are the only modules that import ``graphkern.kernels.cuda``.
 
 ``numba.cuda`` is imported inside the functions, so importing graphkern never touches CUDA (the
 simulator switch ``NUMBA_ENABLE_CUDASIM`` must be set before the first import of ``numba.cuda``).
@@ -51,6 +55,18 @@ def adopt(obj: Any, ordered: bool = False):
         return obj
     stream = getattr(obj, "__cuda_array_interface__", {}).get("stream")
     return cuda.as_cuda_array(obj, sync=not ordered and stream not in _ORDERED_STREAMS)
+
+
+def device_graph(g):
+    """``g`` itself when it lives on the GPU, else its device twin (made once, cached on ``g``): the graph
+    whose formats a cuda call on ``g`` uses (graphkern.dispatch plans its builds on the same one)."""
+    if g.device == "cuda":
+        return g
+    twin = g._cache.get("cuda_twin")
+    if twin is None:
+        twin = g.to("cuda")
+        g._cache["cuda_twin"] = twin
+    return twin
 
 
 def to_device(name: str, obj: Any):

@@ -31,7 +31,7 @@ from __future__ import annotations
 from numba import cuda
 
 # The degree thresholds and the group width reach the kernels as arguments (``thresholds``, ``width``),
-# from the knobs cuda_bfs_* of graphkern.tuning (the driver, graphkern/_bfs_cuda.py, reads them).
+# from the knobs cuda_bfs_* of graphkern.tuning (the driver, graphkern/_cuda/bfs.py, reads them).
 
 # algorithms
 DIRECTION_OPTIMIZING, TOP_DOWN, BOTTOM_UP, SPMSV = 0, 1, 2, 3

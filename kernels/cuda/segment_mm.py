@@ -1,5 +1,5 @@
 """Segment and gather matrix multiplication on the GPU: the twins of graphkern.kernels.cpu.segment_mm, with
-the same names and arguments (launched as ``kernel[blocks, threads](...)`` by graphkern._segment_cuda).
+the same names and arguments (launched as ``kernel[blocks, threads](...)`` by graphkern._cuda.segment).
 
 One thread per output element, grid-stride: consecutive threads take consecutive columns of a row, so the
 loads of ``b`` (and the stores) coalesce while the row of ``a`` is broadcast to the warp. Sums run in

@@ -53,13 +53,13 @@ def test_isolated_source_multi_source_and_bad_input():
 def test_graph500_driver_on_the_cuda_backend(capsys, monkeypatch):
     """`gk.graph500.run(..., backend="cuda")` and `graphkern graph500 --backend cuda` search on the device: the
     same keys and traversed edges as on the CPU, every tree validated, every search a device search."""
-    from graphkern import _bfs_cuda
+    from graphkern._cuda import bfs as cuda_bfs
     from graphkern.cli import main
 
     host = gk.graph500.run(5, num_roots=3, backend="cpu", progress=False)
     searches = []
-    device_search = _bfs_cuda.search
-    monkeypatch.setattr(_bfs_cuda, "search", lambda *a, **k: searches.append(a[1]) or device_search(*a, **k))
+    device_search = cuda_bfs.search  # (g, plan, source, alpha, beta)
+    monkeypatch.setattr(cuda_bfs, "search", lambda *a, **k: searches.append(a[2]) or device_search(*a, **k))
     dev = gk.graph500.run(5, num_roots=3, backend="cuda", progress=False)
     assert searches == [int(dev.roots[0])] + dev.roots.tolist()  # the warm-up, then each key
     np.testing.assert_array_equal(dev.roots, host.roots)

@@ -1,5 +1,6 @@
-"""The CUDA path of :func:`graphkern.bfs`: the direction-optimizing loop of the CPU driver with every level
-decided and run on the device (:mod:`graphkern.kernels.cuda.bfs`).
+"""The CUDA runs of :func:`graphkern.bfs`: the direction-optimizing loop of the CPU twin (``graphkern._cpu.bfs``,
+the same functions and parameters) with every level decided and run on the device
+(:mod:`graphkern.kernels.cuda.bfs`).
 
 A search is one cooperative launch of ``search_levels`` (grid barriers between the phases of a level),
 then one copy of its state back: the host waits once per search, however many levels it has. Where
@@ -21,8 +22,10 @@ import math
 
 import numpy as np
 
-from . import _cuda, tuning
-from ._sparse_cuda import device_graph
+from .. import _cuda, tuning
+from .._bfs_result import BFSResult
+
+__all__ = ["search", "searches"]
 
 
 def _thresholds(knobs) -> tuple:
@@ -39,8 +42,8 @@ def _fixed_launch(knobs):
 def _heavy_lists(dg, in_indptr, n, thresholds, launch):
     """The vertices whose in-lists pulls split among groups (by in-degree, see ``list_heavy_in_rows``),
     made once per graph and set of thresholds."""
-    from .kernels.cuda import bfs as K
-    from .kernels.cuda.launch import grid_1d
+    from ..kernels.cuda import bfs as K
+    from ..kernels.cuda.launch import grid_1d
 
     key = ("bfs_heavy_in_rows", thresholds[3], thresholds[4])
     lists = dg._cache.get(key)
@@ -74,7 +77,7 @@ def _work(dg, n: int, dtype):
 
 def _cooperative_blocks(kernel, args, threads) -> int:
     """Blocks of ``threads`` that can all be resident for ``kernel`` (0 when cooperative launch fails)."""
-    from .kernels.cuda.launch import SIMULATED
+    from ..kernels.cuda.launch import SIMULATED
 
     if SIMULATED:
         return 1
@@ -89,12 +92,19 @@ def _cooperative_blocks(kernel, args, threads) -> int:
         return 0
 
 
-def search(g, source: int, algorithm: str, alpha: float, beta: float):
-    from ._bfs_result import BFSResult
-    from .kernels.cuda import bfs as K
-    from .kernels.cuda.launch import SIMULATED, grid_1d
+def searches(g, the_plan, sources: list[int], alpha: float, beta: float) -> list[BFSResult]:
+    """The searches from each of ``sources``, one after another (the device runs no batched search)."""
+    return [search(g, the_plan, s, alpha, beta) for s in sources]
 
-    dg = device_graph(g)
+
+def search(g, the_plan, source: int, alpha: float, beta: float) -> BFSResult:
+    """The search from ``source`` with the plan's algorithm, its state on the device; ``parents`` and
+    ``levels`` of the result are device arrays."""
+    from ..kernels.cuda import bfs as K
+    from ..kernels.cuda.launch import SIMULATED, grid_1d
+
+    algorithm = the_plan.params["algorithm"]
+    dg = _cuda.device_graph(g)
     n = g.num_src
     idt = g.idtype
     indptr, indices, _ = dg._raw("csr")

@@ -91,8 +91,8 @@ def _star(n=40):
     return _symmetric(np.zeros(n - 1, np.int64), np.arange(1, n), n)
 
 
-def _path(n=300):
-    return _symmetric(np.arange(n - 1), np.arange(1, n), n)
+def _path(n, idtype=np.int64):
+    return _symmetric(np.arange(n - 1), np.arange(1, n), n, idtype)
 
 
 @pytest.fixture
@@ -149,8 +149,11 @@ def test_hub_paths_under_any_launch_shape(algorithm, shape, low_bfs_thresholds):
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_path_star_no_edges_isolated_source(algorithm, low_bfs_thresholds, idtype):
-    res = _check(_path(), 0, algorithm)
-    assert res.depth == 299 and len(res.trace) == 300 and res.trace[-1][3] == 0  # the last level finds none
+    # high diameter: 99 levels in one search, each its own pass through the phases of a level (one
+    # cooperative launch holds them all, the level log has a row for each), bottom-up levels that scan
+    # every unvisited vertex to find one; in both id types
+    res = _check(_path(100, idtype), 0, algorithm)
+    assert res.depth == 99 and len(res.trace) == 100 and res.trace[-1][3] == 0  # the last level finds none
     star = _star()
     _check(star, 0, algorithm)
     _check(star, 5, algorithm)

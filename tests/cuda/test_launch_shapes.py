@@ -96,8 +96,13 @@ def test_spmm(shape, fmt, low_hub_degree):
 
 
 def test_sddmm_and_edge_softmax(shape):
-    g = _graph("random_300")
+    # 150 random edges on 20 nodes: the degrees of random_300 (7.5 a row on average) at half its edges,
+    # so rows short enough for the softmax's groups of lanes and rows for whole warps, both ways
     rng = np.random.default_rng(2)
+    g = gk.Graph.from_coo(rng.integers(0, 20, 150), rng.integers(0, 20, 150), num_nodes=20)
+    small = gk.tuning.current().cuda_softmax_small_degree
+    for degrees in (g.in_degrees(), g.out_degrees()):
+        assert (degrees <= small).any() and (degrees > small).any()
     for width in (3, 40):  # groups of 4 lanes and whole warps
         x = rng.normal(size=(g.num_src, width))
         y = rng.normal(size=(g.num_dst, width))

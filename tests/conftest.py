@@ -1,4 +1,6 @@
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,6 +19,22 @@ def bounds_checked_env(tmp_path_factory):
     base = tmp_path_factory.getbasetemp()
     root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     return dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=str(root / "numba-boundscheck-cache"))
+
+
+@pytest.fixture
+def run_bounds_checked(bounds_checked_env):
+    """``run(script, tuning=None)``: run ``script`` in a subprocess under bounds checks (the environment of
+    :func:`bounds_checked_env`, and ``GRAPHKERN_TUNING=tuning`` when given), where an out-of-bounds access
+    in compiled code raises IndexError; assert that it exits cleanly and prints "ok" last."""
+
+    def run(script: str, tuning: str | None = None) -> None:
+        env = dict(bounds_checked_env, **({"GRAPHKERN_TUNING": tuning} if tuning else {}))
+        proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                              timeout=1500)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+        assert proc.stdout.strip().endswith("ok")
+
+    return run
 
 
 @pytest.fixture(params=[np.int32, np.int64], ids=["int32", "int64"])

@@ -139,8 +139,13 @@ def test_bench_contention_ctrl_c_stops_the_busy_processes(monkeypatch):
         return real_times(call, repeat)
 
     monkeypatch.setattr(_contention, "_times", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        _contention.run_contention(9, repeat=1, quick=True, busy=2, progress=False)
+    # Python's own Ctrl-C handler, whatever an earlier test in this worker process left installed
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _contention.run_contention(9, repeat=1, quick=True, busy=2, progress=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert seen[1] == 2
     assert _busy_children() == []
 

@@ -8,8 +8,9 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-# _numba_cache first: importing it installs the cache locator before any @njit(cache=True) runs
-from . import _numba_cache, graph, graph500, ops, tuning  # noqa: F401
+# _numba_cache first: importing it installs the cache locator before any @njit(cache=True) runs, and
+# _numba_inline Numba's inliner with one copy memo, before anything compiles (the modules say why)
+from . import _numba_cache, _numba_inline, graph, graph500, ops, tuning  # noqa: F401
 from ._config import BACKENDS, get_backend, resolve_backend, set_backend, use_backend
 from ._info import show_config
 from .dispatch import Plan, explain

@@ -19,7 +19,7 @@ def config_dict() -> dict:
     """Everything :func:`show_config` prints, as a dict (for ``graphkern bench --json`` and bug reports)."""
     import numba
 
-    from . import _numba_cache
+    from . import _numba_cache, _numba_inline
     from ._config import cuda_status, get_backend
 
     info = {
@@ -35,6 +35,7 @@ def config_dict() -> dict:
     info["numba_threads"] = numba.get_num_threads()
     info["numba_threading_layer"] = _threading_layer()
     info["numba_cache_dir"] = os.environ.get("NUMBA_CACHE_DIR") or str(_numba_cache.cache_root())
+    info["numba_inline_copy"] = "one memo (graphkern)" if _numba_inline.installed() else "numba's own"
     if os.environ.get("GRAPHKERN_SKIP_CUDA_PROBE") == "1":
         info["cuda"] = "not probed (GRAPHKERN_SKIP_CUDA_PROBE=1)"
     else:

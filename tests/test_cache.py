@@ -12,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent("""
     import numpy as np
     import graphkern as gk
@@ -173,6 +175,7 @@ def test_graphkern_compile_fills_the_cache_that_a_later_process_loads(tmp_path):
     assert loaded
 
 
+@pytest.mark.fast
 def test_precompile_refuses_unknown_choices():
     import pytest
 
@@ -184,3 +187,40 @@ def test_precompile_refuses_unknown_choices():
         precompile(families=["nope"], progress=False)
     with pytest.raises(ValueError, match="argument 'ops'"):
         precompile(ops="some", progress=False)
+
+
+def test_a_checkout_and_an_installed_copy_of_the_same_source_share_entries_and_a_changed_helper_does_not(
+        tmp_path):
+    """The cache is keyed by content and by the place in the package, not by the absolute path: a wheel
+    installed elsewhere loads what the checkout compiled (CI installs graphkern twice, and pays once).
+    An edit to a module that a kernel's file imports (here the partitioner that the degree count's file,
+    the count sort, imports) makes a new entry: the compiled kernel froze that module's functions."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    prefix = tmp_path / "prefix"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                          "--target", str(prefix), str(root)], capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-2000:]
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
+    env.update(GRAPHKERN_CACHE_DIR=str(tmp_path / "cache"), NUMBA_DEBUG_CACHE="1")
+
+    def run(pythonpath, where):
+        script = f"import graphkern as gk; assert gk.__file__.startswith({where!r}), gk.__file__; " + SMALL[24:]
+        proc = subprocess.run([sys.executable, "-c", script], env=dict(env, PYTHONPATH=pythonpath), cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+        return _saved_and_loaded(proc.stdout)
+
+    import graphkern
+
+    checkout = str(Path(graphkern.__file__).resolve().parent)
+    saved, _ = run("", checkout)
+    assert saved, "the checkout compiled nothing into the cache"
+    saved, loaded = run(str(prefix), str(prefix))
+    assert loaded and not saved, "\n".join(saved)
+
+    helper = prefix / "graphkern" / "kernels" / "cpu" / "partition.py"
+    helper.write_text(helper.read_text() + "\n# an edit\n")
+    saved, _ = run(str(prefix), str(prefix))
+    assert any("sort." in line for line in saved), "a kernel whose helper module changed was not recompiled"

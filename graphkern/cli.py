@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="only this kernel family (repeatable; default all, torch when installed)")
     comp.add_argument("--all-ops", action="store_true",
                       help="every g-SpMM/g-SDDMM op, reducer and target pair, not only those GNN layers use")
+    comp.add_argument("--jobs", type=_positive_int, default=None,
+                      help="processes compiling at once (default: one a core; Numba compiles on one thread)")
     comp.add_argument("--no-progress", action="store_true", help="no progress bar")
     g500 = sub.add_parser("graph500", help="the Graph500 BFS benchmark: build, search, validate, TEPS statistics")
     g500.add_argument("--scale", type=_positive_int, required=True)
@@ -151,7 +153,7 @@ def main(argv=None) -> int:
 
         report = precompile(dtypes=args.dtype or ("float32",), idtypes=args.idtype or ("int32",),
                             families=args.family, ops="all" if args.all_ops else "common",
-                            progress=not args.no_progress)
+                            progress=not args.no_progress, jobs=args.jobs)
         print(report.table())
         return 0
     if args.command == "graph500":

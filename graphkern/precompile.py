@@ -49,19 +49,14 @@ def cache_dir() -> Path:
     return Path(explicit) if explicit else _numba_cache.cache_root()
 
 
-def _cached_entries() -> int:
-    folder = cache_dir()
-    return sum(1 for _ in folder.rglob("*.nbc")) if folder.exists() else 0
-
-
 @dataclass
 class FamilyReport:
     """What :func:`precompile` did for one kernel family."""
 
     family: str
     calls: int = 0
-    compiled: int = 0  # new entries in the on-disk cache
-    seconds: float = 0.0
+    compiled: int = 0  # specialisations compiled, not loaded from the on-disk cache
+    seconds: float = 0.0  # summed over the worker processes
     skipped: str | None = None  # why the family did not run (torch missing), or None
 
 
@@ -71,6 +66,8 @@ class PrecompileReport:
 
     cache_dir: Path
     families: list[FamilyReport] = field(default_factory=list)
+    wall_seconds: float = 0.0
+    jobs: int = 1
 
     @property
     def compiled(self) -> int:
@@ -90,6 +87,8 @@ class PrecompileReport:
                 lines.append(f"{f.family:<14}{f.calls:>7}{f.compiled:>10}{f.seconds:>10.1f}")
         lines.append(f"{'total':<14}{sum(f.calls for f in self.families):>7}{self.compiled:>10}"
                      f"{self.seconds:>10.1f}")
+        lines.append(f"wall time {self.wall_seconds:.1f} s with {self.jobs} worker process"
+                     f"{'es' if self.jobs > 1 else ''}")
         lines.append(f"cache: {self.cache_dir}")
         return "\n".join(lines)
 
@@ -260,8 +259,73 @@ def _check_choices(name, values, allowed):
     return values
 
 
+def _group_calls(family, dtype, idtype, ops):
+    if family == "bfs":
+        return _bfs_calls(idtype)
+    if family == "dynamic":
+        return _dynamic_calls()
+    return _calls(family, _graphs(idtype), dtype, idtype, ops)
+
+
+class _CompileCounter:
+    """Counts the specialisations Numba compiles (outermost ``numba:compile`` events; a cache load fires
+    none) while it is registered."""
+
+    def __init__(self):
+        from numba.core import event
+
+        counter = self
+
+        class Listener(event.Listener):
+            depth = 0
+
+            def on_start(self, ev):
+                self.depth += 1
+                counter.compiled += self.depth == 1
+
+            def on_end(self, ev):
+                self.depth -= 1
+
+        self.compiled = 0
+        self._listener = Listener()
+
+    def __enter__(self):
+        from numba.core import event
+
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+
+
+def _run_group(group):
+    """Run one group of calls (a family in one dtype, id dtype and planning regime) on the CPU backend;
+    returns (calls, compiled, seconds). A top-level function, so that worker processes can run it."""
+    family, dtype, idtype, large_graph_paths, ops = group
+    from ._config import use_backend
+
+    start, calls = time.perf_counter(), 0
+    with use_backend("cpu"), _CompileCounter() as counter:
+        with _large_graph_paths() if large_graph_paths else contextlib.nullcontext():
+            for call in _group_calls(family, dtype, idtype, ops):
+                call()
+                calls += 1
+    return calls, counter.compiled, time.perf_counter() - start
+
+
+def default_jobs() -> int:
+    """Worker processes for :func:`precompile`: one per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
 def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: str = "common",
-               progress: bool = True) -> PrecompileReport:
+               progress: bool = True, jobs: int | None = 1) -> PrecompileReport:
     """Compile (or load from the cache) every CPU kernel specialisation the given dtypes and families need.
 
     Parameters
@@ -277,11 +341,16 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
         ``'all'``: every op, reducer and target pair of g-SpMM and g-SDDMM (several times longer).
     progress : bool
         Show a progress bar (tqdm) on stderr.
+    jobs : int or None
+        Processes that compile at once. Numba compiles on one thread, so ``None`` (one a core,
+        :func:`default_jobs`) divides the wall time by about the number of cores; each worker writes the
+        same on-disk cache. 1 compiles in this process.
 
     Returns
     -------
     PrecompileReport
-        Calls made, new cache entries and seconds per family; ``report.table()`` prints it.
+        Calls made, specialisations compiled (not loaded from the cache) and seconds per family (summed
+        over the workers); ``report.table()`` prints it.
 
     Examples
     --------
@@ -294,12 +363,15 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
     families = _check_choices("families", FAMILIES if families is None else families, FAMILIES)
     if ops not in ("common", "all"):
         raise ValueError(f"argument 'ops': expected 'common' or 'all', found {ops!r}")
+    if jobs is None:
+        jobs = default_jobs()
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"argument 'jobs': expected a positive int or None, found {jobs!r}")
     from tqdm.auto import tqdm
 
-    from ._config import use_backend
-
-    report = PrecompileReport(cache_dir())
-    work = []  # (family, regime, make_calls)
+    started = time.perf_counter()
+    report = PrecompileReport(cache_dir(), jobs=jobs)
+    groups = []  # (family, dtype, idtype, large_graph_paths, ops)
     for family in families:
         if family == "torch":
             try:
@@ -309,31 +381,48 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
                 continue
         for idtype in idtypes:
             if family == "bfs":
-                work.append((family, None, lambda i=idtype: _bfs_calls(i)))
+                groups.append((family, None, idtype, False, ops))
                 continue
             if family == "dynamic":
                 if idtype == idtypes[0]:  # the dynamic graph keeps int64 keys whatever the ids
-                    work.append((family, None, _dynamic_calls))
+                    groups.append((family, None, idtype, False, ops))
                 continue
             for dtype in dtypes:
-                for regime in (contextlib.nullcontext, _large_graph_paths):
-                    work.append((family, regime, lambda f=family, d=dtype, i=idtype: _calls(f, _graphs(i), d, i, ops)))
+                for large_graph_paths in (False, True):
+                    groups.append((family, dtype, idtype, large_graph_paths, ops))
     reports = {f.family: f for f in report.families}
-    bar = tqdm(total=len(work), desc="graphkern compile", unit="group", disable=not progress)
-    with use_backend("cpu"):
-        for family, regime, make_calls in work:
-            entry = reports.get(family)
-            if entry is None:
-                entry = reports[family] = FamilyReport(family)
-                report.families.append(entry)
-            bar.set_postfix_str(family)
-            before, start = _cached_entries(), time.perf_counter()
-            with (regime or contextlib.nullcontext)():
-                for call in make_calls():
-                    call()
-                    entry.calls += 1
-            entry.seconds += time.perf_counter() - start
-            entry.compiled += _cached_entries() - before
+    for group in groups:
+        if group[0] not in reports:
+            reports[group[0]] = FamilyReport(group[0])
+            report.families.append(reports[group[0]])
+
+    def record(group, outcome):
+        entry = reports[group[0]]
+        entry.calls += outcome[0]
+        entry.compiled += outcome[1]
+        entry.seconds += outcome[2]
+
+    bar = tqdm(total=len(groups), desc="graphkern compile", unit="group", disable=not progress)
+    if jobs == 1 or len(groups) == 1:
+        for group in groups:
+            bar.set_postfix_str(group[0])
+            record(group, _run_group(group))
             bar.update()
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        # spawn, not fork: a forked child would inherit Numba's and torch's thread pools mid-state. Groups
+        # go out in FAMILIES order, the slowest (spmm) first, and the torch layers, whose kernels the
+        # sparse families compile, last: by then the cache answers most of them.
+        order = groups
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=context) as pool:
+            futures = {pool.submit(_run_group, group): group for group in order}
+            for future in as_completed(futures):
+                record(futures[future], future.result())
+                bar.set_postfix_str(futures[future][0])
+                bar.update()
     bar.close()
+    report.wall_seconds = time.perf_counter() - started
     return report

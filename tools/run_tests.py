@@ -9,6 +9,18 @@ line is a combined ``tests: N passed, N failed`` count.
 The main and simulator suites run on one pytest-xdist worker per core (at most four), a test file to a
 worker: a cold run spends most of its time compiling, which is single-threaded, so two workers on two
 cores take about a fifth less wall time. ``GRAPHKERN_TEST_WORKERS=1`` runs them in one process.
+
+Options (the rest go to pytest):
+
+``--fast``
+    the fast tier for every edit: the tests marked ``fast`` in each suite, MPI at 2 ranks only (a few
+    minutes with a warm Numba cache; tests/test_fast_tier.py checks that it reaches every public entry
+    point and kernel family).
+``--profile DIR``
+    also measure compilation (tools/compile_profile.py): time and specialisations per test file and per
+    kernel module, printed at the end.
+
+Each suite's wall time is printed before the final count.
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -51,7 +64,10 @@ def _workers() -> list[str]:
     return ["-n", str(count), "--dist", "loadfile"] if count > 1 else []
 
 
-def _pytest(args, env=None, prefix=(), junit=None, cwd=TESTS):
+_STEP_TIMES: list[tuple[str, float]] = []
+
+
+def _pytest(label, args, env=None, prefix=(), junit=None, cwd=TESTS):
     # Run from tests/ so that the source folder graphkern/ in the repository root never shadows the
     # installed package (its graph/ and kernels/ subpackages live in other folders until installed).
     cmd = [*prefix, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={junit}", *args]
@@ -61,17 +77,43 @@ def _pytest(args, env=None, prefix=(), junit=None, cwd=TESTS):
     # worker's threads waiting at every parallel region (test_bfs on two workers runs markedly faster with
     # passive waits; most of its time is the 10^5 one-level kernels of the long path).
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    return subprocess.call(cmd, env=env, cwd=cwd)
+    started = time.perf_counter()
+    code = subprocess.call(cmd, env=env, cwd=cwd)
+    _STEP_TIMES.append((label, time.perf_counter() - started))
+    return code
+
+
+def _take_option(args: list[str], name: str) -> str | None:
+    """Remove ``name VALUE`` from ``args`` and return VALUE (None when absent)."""
+    if name not in args:
+        return None
+    at = args.index(name)
+    value = args[at + 1]
+    del args[at:at + 2]
+    return value
 
 
 def main(argv: list[str]) -> int:
     extra = argv[1:]
+    fast = "--fast" in extra
+    mpi_ranks = MPI_RANKS
+    if fast:
+        # the fast tier: the tests marked `fast` (every public entry point and kernel family once; checked
+        # by tests/test_fast_tier.py), MPI at 2 ranks
+        extra = ["-m", "fast", *[a for a in extra if a != "--fast"]]
+        mpi_ranks = (2,)
+    profile = _take_option(extra, "--profile")
+    if profile is not None:
+        # tools/compile_profile.py: compile time and specialisations per test file and per kernel module
+        os.environ["GRAPHKERN_COMPILE_PROFILE"] = str(Path(profile).resolve())
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "tools"), os.environ.get("PYTHONPATH")]))
+        extra = ["-p", "compile_profile", *extra]
     tmp = Path(tempfile.mkdtemp(prefix="graphkern-tests-"))
     totals = [0, 0, 0]
     failed_runs = []
 
     junit = tmp / "main.xml"
-    code = _pytest([*_workers(), str(TESTS), *extra], junit=junit)
+    code = _pytest("main suite", [*_workers(), str(TESTS), *extra], junit=junit)
     if code == 5:
         print("error: the main suite collected no tests", flush=True)
         failed_runs.append("main (no tests)")
@@ -84,7 +126,7 @@ def main(argv: list[str]) -> int:
     if _has_tests(cuda):
         env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
         junit = tmp / "cuda.xml"
-        if _pytest([*_workers(), str(cuda), *extra], env=env, junit=junit) not in (0,):
+        if _pytest("simulator suite", [*_workers(), str(cuda), *extra], env=env, junit=junit) not in (0,):
             failed_runs.append("cuda (simulator)")
         for i, v in enumerate(_counts(junit)):
             totals[i] += v
@@ -99,12 +141,14 @@ def main(argv: list[str]) -> int:
             print("error: tests/mpi has tests but mpiexec is not installed (pip install mpich)", flush=True)
             failed_runs.append("mpi (no mpiexec)")
         else:
-            for ranks in MPI_RANKS:
+            for ranks in mpi_ranks:
                 junit = tmp / f"mpi{ranks}.xml"
                 env = dict(os.environ, GRAPHKERN_MPI_JUNIT=str(junit))
                 prefix = (mpiexec, "-n", str(ranks))
                 # only rank 0 writes the junit file (tests/mpi/conftest.py combines results across ranks)
-                if _pytest([str(mpi), "-x", *extra], env=env, prefix=prefix, junit=f"{junit}.rank") != 0:
+                code = _pytest(f"mpi -n {ranks}", [str(mpi), "-x", *extra], env=env, prefix=prefix,
+                               junit=f"{junit}.rank")
+                if code != 0:
                     failed_runs.append(f"mpi -n {ranks}")
                 for i, v in enumerate(_counts(Path(f"{junit}.rank"))):
                     totals[i] += v
@@ -112,6 +156,13 @@ def main(argv: list[str]) -> int:
         print("note: tests/mpi holds no tests yet; nothing to run under mpiexec", flush=True)
 
     passed, failed, skipped = totals
+    for label, seconds in _STEP_TIMES:
+        print(f"time: {label:16} {seconds:7.0f} s", flush=True)
+    if profile is not None:
+        sys.path.insert(0, str(ROOT / "tools"))
+        import compile_profile
+
+        print(compile_profile.report(Path(profile)), flush=True)
     if failed_runs:
         print("failed runs: " + ", ".join(failed_runs), flush=True)
         failed = max(failed, 1)

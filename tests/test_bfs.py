@@ -46,6 +46,7 @@ def test_graph_cases_directed(case, algorithm, idtype):
     _check(g, _source(g), algorithm, directed=True)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 @pytest.mark.parametrize("case", ["self_loops", "multi_edges", "hub", "unsorted_random", "kronecker_10", "path_long"])
 def test_graph_cases_undirected(case, algorithm):
@@ -306,6 +307,7 @@ def test_facebook():
         assert r.num_reached == 4039
 
 
+@pytest.mark.fast
 def test_golden_graph500_keys_and_edge_counts():
     g = gk.graph.kronecker(10)
     assert gk.graph500.search_keys(g, 8).tolist() == [458, 214, 220, 966, 395, 9, 848, 777]
@@ -347,6 +349,7 @@ def test_validator_rejects_each_broken_rule(triangle_path, parents, levels, rule
         gk.graph500.validate(triangle_path, 0, np.array(parents), None if levels is None else np.array(levels))
 
 
+@pytest.mark.fast
 def test_validator_shape_and_dtype(triangle_path):
     with pytest.raises(gk.Graph500ValidationError, match="shape"):
         gk.graph500.validate(triangle_path, 0, np.zeros(3, np.int64))
@@ -378,6 +381,7 @@ def test_bad_input():
         gk.bfs("graph", 0)
 
 
+@pytest.mark.fast
 def test_graph500_run_and_output():
     result = gk.graph500.run(10, num_roots=4, progress=False)
     assert result.roots.tolist() == [458, 214, 220, 966]
@@ -395,6 +399,7 @@ def test_graph500_cli(capsys):
     assert "bfs_harmonic_mean_TEPS" in out and "validation: passed" in out
 
 
+@pytest.mark.fast
 def test_statistics_match_the_reference_quartiles():
     s = gk.graph500.statistics([4.0, 1.0, 3.0, 2.0])
     assert (s["min"], s["firstquartile"], s["median"], s["thirdquartile"], s["max"]) == (1.0, 1.5, 2.5, 3.5, 4.0)

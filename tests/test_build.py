@@ -40,6 +40,7 @@ def _cases():
     yield "kronecker 12", src, dst, 1 << 12
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("label,src,dst,n", list(_cases()), ids=[c[0] for c in _cases()])
 def test_undirected_equals_reference(label, src, dst, n):
     g = gk.graph.undirected(src, dst, n)
@@ -77,6 +78,7 @@ def test_kronecker_is_the_undirected_graph_of_its_tuples():
     assert g.formats()["created"] == ["csr"]
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("algorithm", ["top_down", "bottom_up", "direction_optimizing", "spmsv"])
 def test_search_on_a_symmetric_graph_builds_no_csc(algorithm):
     src, dst = gk.graph.kronecker_edges(11)

@@ -6,14 +6,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from graphkern import cli
 
 
+@pytest.mark.fast
 def test_info(capsys):
     assert cli.main(["info"]) == 0
     assert "numba" in capsys.readouterr().out
 
 
+@pytest.mark.fast
 def test_bench_small_table(capsys):
     # one family here (the JSON test below runs them all)
     assert cli.main(["bench", "--scale", "10", "--repeat", "1", "--no-progress", "--family", "convert"]) == 0

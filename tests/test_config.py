@@ -10,6 +10,7 @@ import graphkern as gk
 from graphkern.dispatch import Kernel
 
 
+@pytest.mark.fast
 def test_set_and_use_backend():
     assert gk.get_backend() == "auto"
     gk.set_backend("cpu")
@@ -47,6 +48,7 @@ def test_environment_variable_is_validated_at_import():
     assert proc.returncode == 0 and proc.stdout.strip() == "cpu"
 
 
+@pytest.mark.fast
 def test_auto_resolves_to_cpu_for_host_data_and_cuda_without_gpu_says_why():
     assert gk.resolve_backend(None) == "cpu"
     ok, why = gk._config.cuda_status()
@@ -56,6 +58,7 @@ def test_auto_resolves_to_cpu_for_host_data_and_cuda_without_gpu_says_why():
         gk.resolve_backend("cuda")
 
 
+@pytest.mark.fast
 def test_show_config_prints_versions(capsys):
     info = gk.show_config()
     out = capsys.readouterr().out

@@ -33,6 +33,10 @@ def check_invariants(dg, model):
     src, dst, ids = dg.edges()
     got = {(int(s), int(d)): int(e) for s, d, e in zip(src, dst, ids)}
     assert got == model
+    # contains: every pair of nodes (up to 40 of them), live or not, against the model
+    probe = np.arange(min(n := dg.num_nodes, 40), dtype=np.int64)
+    ps, pd = np.repeat(probe, probe.size), np.tile(probe, probe.size)
+    np.testing.assert_array_equal(dg.contains(ps, pd), [(int(a), int(b)) in model for a, b in zip(ps, pd)])
     assert len(set(ids.tolist())) == ids.size and (ids.size == 0 or ids.max() < dg.max_edge_id)
     assert dg.num_edges == len(model)
     out_deg = np.zeros(n, dtype=np.int64)
@@ -91,6 +95,7 @@ def batch_path(request):
 
 @pytest.mark.parametrize("n,batches,size,seed", [(5, 60, 6, 0), (40, 40, 80, 1), (300, 25, 900, 2),
                                                  (1, 10, 3, 3)])
+@pytest.mark.fast
 def test_random_batches_against_the_model(n, batches, size, seed, batch_path):
     rng = np.random.default_rng(seed)
     dg = gk.DynamicGraph(n)

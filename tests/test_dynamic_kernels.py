@@ -32,6 +32,7 @@ def _fresh_snapshot(dg):
 # every op and every reducer at least once (each pair is a compiled specialisation of its own)
 @pytest.mark.parametrize("op,reduce", [("add", "sum"), ("sub", "max"), ("mul", "min"), ("div", "mean"),
                                        ("copy_lhs", "max"), ("copy_rhs", "sum"), ("mul", "sum")])
+@pytest.mark.fast
 def test_spmm_on_the_packed_arrays(dg, op, reduce):
     rng = np.random.default_rng(1)
     x = rng.uniform(0.5, 2, (dg.num_nodes, 3)) if op != "copy_rhs" else None
@@ -64,6 +65,7 @@ def test_sddmm_on_the_packed_arrays(dg, op, lt, rt):
     np.testing.assert_allclose(got, gk.sddmm(_fresh_snapshot(dg), op, L, R, lt, rt))
 
 
+@pytest.mark.fast
 def test_bfs_on_the_packed_arrays(dg):
     assert gk.explain(dg, "bfs", 0).kernel is Kernel.BFS_PACKED_TOP_DOWN
     snap = _fresh_snapshot(dg)

@@ -77,6 +77,7 @@ def test_edge_softmax_by_id(case, norm_by):
     assert not np.any(np.delete(got, ids, axis=0))
 
 
+@pytest.mark.fast
 def test_unused_ids_at_the_end_keep_the_identity_paths():
     src, dst, n = CASES["kronecker_10"]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n, num_edge_ids=src.size + 5)
@@ -88,6 +89,7 @@ def test_unused_ids_at_the_end_keep_the_identity_paths():
     assert not np.any(got[src.size:])
 
 
+@pytest.mark.fast
 def test_formats_reverse_edges_scipy_and_files_keep_the_ids(tmp_path):
     compact, spread, ids = _pair("multi_edges")
     for name in ("csr", "csc", "coo"):

@@ -15,12 +15,14 @@ GOLDEN = {
 }
 
 
+@pytest.mark.fast
 def test_first_edges_at_scale_10():
     src, dst = gk.graph.kronecker_edges(10)
     assert list(zip(src[:5].tolist(), dst[:5].tolist())) == [(299, 797), (684, 861), (185, 385), (428, 328), (490, 200)]
     assert src.dtype == np.int32 and len(src) == 16 * 1024
 
 
+@pytest.mark.fast
 def test_random_doubles_match_reference():
     d = gk.graph.graph500_random_doubles(3)
     np.testing.assert_allclose(d, [0.41021208282928501, 0.037614701324416445, 0.48451728100111585], rtol=0, atol=1e-16)
@@ -72,6 +74,7 @@ def test_seed_and_dtype_arguments():
     np.testing.assert_array_equal(wide[0], a[0])
 
 
+@pytest.mark.fast
 def test_uniform_generator():
     src, dst = gk.graph.uniform_edges(1000, 200_000, seed=3)
     assert src.min() >= 0 and src.max() < 1000 and dst.max() < 1000

@@ -41,6 +41,7 @@ def _check_formats(g, src, dst):
     np.testing.assert_array_equal(g.out_degrees(), np.bincount(src, minlength=num_src))
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_every_format_from_coo(case, idtype):
     src, dst, n = CASES[case]()
@@ -50,6 +51,7 @@ def test_every_format_from_coo(case, idtype):
     _check_formats(g, src, dst)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_every_format_from_csr_and_csc(case, idtype):
     src, dst, n = CASES[case]()
@@ -77,6 +79,7 @@ def test_reverse_keeps_edge_ids(case):
     assert r.csc().indptr is g.csr().indptr
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_simple_drops_loops_and_duplicates(case):
     src, dst, n = CASES[case]()
@@ -140,6 +143,7 @@ def test_scipy_round_trip_and_explicit_zeros():
     assert (A != A_copy).nnz == 0 and A.nnz == A_copy.nnz
 
 
+@pytest.mark.fast
 def test_from_edge_index_and_networkx():
     nx = pytest.importorskip("networkx")
     g = gk.Graph.from_edge_index(np.array([[0, 1, 2], [1, 2, 0]]))
@@ -179,3 +183,18 @@ def test_repr_and_num_nodes_of_a_block():
     assert "num_src=1" in repr(g)
     with pytest.raises(ValueError, match="1 source and 3 destination"):
         g.num_nodes
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("case", ["multi_edges", "self_loops", "hub", "bipartite", "no_edges"])
+def test_sorted_csr_lists_each_row_by_destination_then_edge_id(case, idtype):
+    src, dst, n = CASES[case]()
+    g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
+    before = [a.copy() for a in g.csr()]
+    indptr, indices, eids = g.sorted_csr()
+    order = np.lexsort((np.arange(len(src)), dst, src))  # by source, then destination, then edge id
+    np.testing.assert_array_equal(indptr, np.r_[0, np.cumsum(np.bincount(src, minlength=g.num_src))])
+    np.testing.assert_array_equal(indices, np.asarray(dst)[order])
+    np.testing.assert_array_equal(eids, order)
+    for kept, now in zip(before, g.csr()):  # the graph's own CSR is not changed
+        np.testing.assert_array_equal(kept, now)

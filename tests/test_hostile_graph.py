@@ -34,6 +34,7 @@ def test_unsigned_indptr_that_falls_is_refused():
         gk.Graph.from_csr(np.array([0, 255, 3], dtype=np.uint8), np.zeros(3, dtype=np.int64))
 
 
+@pytest.mark.fast
 def test_from_scipy_keeps_one_edge_per_stored_coo_entry():
     A = sp.coo_matrix((np.array([1.0, 2.0, 3.0]), ([1, 0, 0], [0, 1, 1])), shape=(2, 2))
     g = gk.Graph.from_scipy(A, edge_data="w")

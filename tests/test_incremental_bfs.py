@@ -18,6 +18,7 @@ def _both_ways(pair):
     return np.concatenate([pair[0], pair[1]]), np.concatenate([pair[1], pair[0]])
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("symmetric", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_random_batches(symmetric, seed):

@@ -15,6 +15,7 @@ def _write(tmp_path, text, name="g.txt"):
     return path
 
 
+@pytest.mark.fast
 def test_snap_text_with_comments_tabs_and_weights(tmp_path):
     path = _write(tmp_path, "# Directed graph\n# FromNodeId\tToNodeId\n0\t1\t0.5\n1 2 2e1\n\n2,0,-3\n")
     g = gk.graph.read_edgelist(path)
@@ -89,6 +90,7 @@ def test_bitcoin_csv_with_header_and_sparse_ids():
     np.testing.assert_array_equal(g.edata["time"], raw[:, 3])
 
 
+@pytest.mark.fast
 def test_matrix_market(tmp_path):
     A = sp.random(20, 20, density=0.2, random_state=0, format="coo")
     path = tmp_path / "a.mtx"

@@ -52,6 +52,7 @@ def test_entry_point_is_registered():
     assert nx.utils.backends.backend_info[BACKEND]["backend_name"] == BACKEND
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_bfs_edges_equals_networkx(name):
     G = GRAPHS[name]

@@ -138,6 +138,7 @@ def test_every_kernel_names_functions_that_import(kernel):
         assert path.endswith(":" + function.__name__) and path.startswith(f"kernels.{kernel.backend}.")
 
 
+@pytest.mark.fast
 def test_convert_plans():
     g = random_coo()
     plan = gk.explain(g, "convert", to="csc")
@@ -152,6 +153,7 @@ def test_convert_plans():
     assert "builds coo from the csr by expanding indptr" in str(gk.explain(h, "convert", to="coo"))
 
 
+@pytest.mark.fast
 def test_plan_is_data():
     g = random_coo()
     plan = gk.explain(g, "spmm", op="mul", reduce="max", ufeat=features(300, 8), efeat=features(3000, 1),

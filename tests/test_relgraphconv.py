@@ -70,6 +70,7 @@ CONFIGS = [
 @pytest.mark.parametrize("with_norm", [False, True])
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(f"{k}={getattr(v, '__name__', v)}"
                                                                     for k, v in c.items()))
+@pytest.mark.fast
 def test_outputs_and_gradients_match_the_dense_reference(g, config, with_norm, presorted):
     torch.manual_seed(0)
     conv = gkt.RelGraphConv(6, 4, R, **config)
@@ -128,6 +129,7 @@ def test_state_dict_keys_and_shapes_are_dgls(regularizer, layer_norm):
     assert gkt.RelGraphConv(8, 4, 5, regularizer="basis").state_dict()["linear_r.coeff"].shape == (5, 5)
 
 
+@pytest.mark.fast
 def test_typed_linear_matches_per_type_products():
     torch.manual_seed(1)
     x = torch.randn(20, 6)

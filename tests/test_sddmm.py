@@ -28,6 +28,7 @@ def _check(g, op, lt, rt, lshape, rshape, dtype=np.float64, fmt=None):
     return got
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("fmt", ["csr", "coo"])
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "dot", "copy_lhs", "copy_rhs"])
 def test_every_op_and_target_pair(op, fmt):
@@ -168,6 +169,7 @@ def test_csr_and_coo_agree_on_a_permuted_edge_order():
     np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.fast
 def test_generated_sddmm_names():
     g = gk.Graph.from_coo([0, 1], [1, 0])
     x = np.array([[1.0, 2.0], [3.0, 4.0]])
@@ -195,6 +197,7 @@ def test_facebook_u_dot_v():
 
 # ----------------------------------------------------------------------------------- edge softmax
 
+@pytest.mark.fast
 @pytest.mark.parametrize("shape", [(), (1,), (4,), (4, 1)])
 @pytest.mark.parametrize("norm_by", ["dst", "src"])
 def test_edge_softmax(shape, norm_by):

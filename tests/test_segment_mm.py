@@ -63,6 +63,7 @@ SEGLENS = {
 }
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", sorted(SEGLENS))
 def test_segment_mm_matches_the_per_segment_loop(case, dtype):

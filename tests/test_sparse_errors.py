@@ -12,6 +12,7 @@ def g():
     return gk.Graph.from_coo([0, 1, 2], [1, 2, 0])
 
 
+@pytest.mark.fast
 def test_unknown_names_list_the_valid_ones(g):
     x = np.ones((3, 2))
     valid = "'add', 'sub', 'mul', 'div', 'copy_lhs', 'copy_rhs'"

@@ -59,6 +59,7 @@ OP_REDUCE_FORMATS = [(op, r, "csc") for op in OPS for r in REDUCERS] + [
     (op, r, "coo") for op in ("mul", "copy_lhs") for r in REDUCERS]
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("op, reduce, fmt", OP_REDUCE_FORMATS)
 def test_every_op_and_reducer(op, reduce, fmt):
     src, dst, n = CASES["multi_edges"]()
@@ -216,6 +217,7 @@ def test_read_only_inputs_are_fine_and_untouched():
     assert x.tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
 
 
+@pytest.mark.fast
 def test_generated_op_names():
     g = gk.Graph.from_coo([0, 1, 1], [1, 0, 1])
     x = np.array([[1.0], [2.0]])
@@ -343,6 +345,7 @@ def test_blocked_csr_ties_go_to_the_lowest_source():
     assert arg_csr[1].tolist() == [0, 0] and arg_csr[2].tolist() == [-1, -1]
 
 
+@pytest.mark.fast
 def test_blocked_equals_csc_bitwise_on_kronecker(small_blocks):
     g = gk.graph.kronecker(12)  # edge ids follow the CSR; the CSC is its transpose (rows in source order)
     g.csc()

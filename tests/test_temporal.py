@@ -20,6 +20,7 @@ def _as_set(s, d):
     return set(zip(s.tolist(), d.tolist()))
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("base,step", [(10, 1), (40, 7), (100, 100), (5, 3)])
 def test_diffs_equal_the_set_model(base, step):
     rng = np.random.default_rng(base + step)

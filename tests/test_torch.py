@@ -95,6 +95,7 @@ def test_sddmm_gradcheck(g, op, targets):
     assert torch.autograd.gradcheck(func, inputs, eps=1e-6, atol=1e-6)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("shape", [(E,), (E, 2), (E, 2, 1)])
 @pytest.mark.parametrize("norm_by", ["dst", "src"])
 def test_edge_softmax_gradcheck(g, shape, norm_by):
@@ -178,6 +179,7 @@ def test_cuda_tensor_without_a_gpu_says_why(g, monkeypatch):
         gkt.copy_u_sum(g, _rand(N, 2, seed=1))
 
 
+@pytest.mark.fast
 def test_ops_namespace_has_dgl_names(g):
     assert {"u_mul_e_sum", "copy_u_max", "copy_e_mean", "u_dot_v", "e_sub_v", "copy_u", "copy_v"} <= set(dir(gkt.ops))
     x = _rand(N, 3, seed=7)
@@ -195,6 +197,7 @@ def _dense(g):
     return torch.from_numpy(a)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("norm", ["both", "right", "left", "none"])
 @pytest.mark.parametrize("in_out", [(3, 2), (2, 3)])
 def test_graphconv_matches_the_dense_formula(norm, in_out):
@@ -231,6 +234,7 @@ def test_graphconv_edge_weight(g):
     torch.testing.assert_close(conv(g, x, edge_weight=w), torch.from_numpy(a) @ x @ conv.weight)
 
 
+@pytest.mark.fast
 def test_gatconv_matches_a_dense_attention():
     g = gk.Graph.from_coo(np.r_[SRC, np.arange(N)], np.r_[DST, np.arange(N)], num_nodes=N)
     heads, out_feats = 2, 3
@@ -254,6 +258,7 @@ def test_gatconv_matches_a_dense_attention():
     assert torch.autograd.gradcheck(lambda t: gat(g, t), (x,), eps=1e-6, atol=1e-6)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("aggregator", ["mean", "gcn", "pool", "lstm"])
 def test_sageconv_matches_a_loop_over_neighbours(g, aggregator):
     torch.manual_seed(0)
@@ -282,6 +287,7 @@ def test_sageconv_matches_a_loop_over_neighbours(g, aggregator):
     assert torch.autograd.gradcheck(lambda t: sage(g, t), (x,), eps=1e-6, atol=1e-5)
 
 
+@pytest.mark.fast
 def test_layer_argument_errors():
     with pytest.raises(ValueError, match="aggregator_type"):
         gkt.SAGEConv(3, 2, "attention")

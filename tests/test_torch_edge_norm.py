@@ -33,6 +33,7 @@ def reference(g, weight, norm, eps):
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 @pytest.mark.parametrize(("norm", "eps"), [("both", 0.0), ("both", 0.5), ("right", 0.0), ("right", 0.1),
                                            ("none", 0.0)])
+@pytest.mark.fast
 def test_edge_weight_norm(name, norm, eps):
     g = GRAPHS[name]
     gen = torch.Generator().manual_seed(0)

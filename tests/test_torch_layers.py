@@ -161,6 +161,7 @@ def ref_gin(m, g, feat, weight):
     return m.apply_func(h) if m.apply_func is not None else h
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("aggregator", ["sum", "mean", "max"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_ginconv(graph, aggregator, weighted):
@@ -293,6 +294,7 @@ def ref_cheb(m, g, feat, weight, lambda_max=None, counts=None):
     return m.activation(out) if m.activation else out
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("weighted", [False, True])
 def test_sgconv(graph, weighted):
     torch.manual_seed(0)
@@ -310,6 +312,7 @@ def test_sgconv_cached_reuses_the_first_propagation():
     torch.testing.assert_close(first, ref_sg(layer, g, x, None))
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("weighted", [False, True])
 def test_appnpconv(graph, weighted):
     layer = gkt.APPNPConv(k=4, alpha=0.15)
@@ -326,6 +329,7 @@ def test_appnpconv_edge_drop_is_off_in_eval_and_drops_in_training():
     assert not torch.allclose(layer.train()(g, x), ref_appnp(layer, g, x, None))
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("weighted", [False, True])
 def test_tagconv(graph, weighted):
     torch.manual_seed(0)
@@ -334,6 +338,7 @@ def test_tagconv(graph, weighted):
     check(layer, ref_tag, graph, _rand(graph.num_src, 4, seed=1), weight, gradcheck=graph.num_src == N)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("k", [1, 2, 4])
 def test_chebconv(graph, k):
     torch.manual_seed(0)
@@ -393,6 +398,7 @@ def ref_gatv2(m, g, feat, weight):
     return m.activation(rst) if m.activation else rst
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("variant", ["plain", "shared", "residual", "identity_residual"])
 def test_gatv2conv(graph, variant):
     torch.manual_seed(0)
@@ -429,6 +435,7 @@ def ref_edge(m, g, feat, weight):
     return per_destination(g, messages, "max")
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("batch_norm", [False, True])
 def test_edgeconv(graph, batch_norm):
     torch.manual_seed(0)
@@ -468,6 +475,7 @@ def ref_pool(reduce, feat, counts):
 
 @pytest.mark.parametrize(("layer", "reduce"), [(gkt.SumPooling, "sum"), (gkt.AvgPooling, "mean"),
                                                (gkt.MaxPooling, "max")])
+@pytest.mark.fast
 @pytest.mark.parametrize("counts", [[4, 0, 6, 1], [0], [7]])
 def test_pooling(layer, reduce, counts):
     g = _batched(counts) if sum(counts) else _Batched.from_coo([], [], num_nodes=0)
@@ -528,6 +536,7 @@ DGL_KEYS = [
 ]
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("index", range(len(DGL_KEYS)))
 def test_state_dict_keys_and_shapes_are_dgl_2_1s(index):
     build, expected = DGL_KEYS[index]
@@ -624,6 +633,7 @@ NEW_LAYERS = {
 WEIGHTED = {"gin", "sgconv", "appnp", "tagconv"}
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("name", sorted(NEW_LAYERS))
 def test_layers_on_a_dynamic_graph_equal_its_snapshot(name):
     """On a DynamicGraph whose edge ids have a hole (a deleted edge), the same as on its snapshot, edge

@@ -44,6 +44,7 @@ def _gather_reference(a, b, idx_a, idx_b):
     return torch.bmm(rows.unsqueeze(1), mats).squeeze(1)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("form", ["idx_b", "both", "idx_a", "neither"])
 @pytest.mark.parametrize("index_dtype", [torch.int32, torch.int64])
 def test_gather_mm_forward_and_gradcheck(form, index_dtype):
@@ -176,6 +177,7 @@ def test_edge_softmax_with_all_and_with_edge_ids(g, norm_by):
         ops.edge_softmax(g, logits, "some")
 
 
+@pytest.mark.fast
 def test_dgl_names_are_exported():
     for name in ("gspmm", "gsddmm", "segment_reduce", "segment_softmax", "gather_mm", "segment_mm"):
         assert name in ops.__all__ and getattr(gkt, name) is getattr(ops, name)

@@ -77,6 +77,7 @@ def ref_in_subgraph(src, dst, nodes):
 # ------------------------------------------------------------------ self-loops
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("name", SQUARE)
 def test_add_self_loop_appends_one_loop_per_node(name, idtype):
     g, src, dst, n = _graph(name, idtype)
@@ -89,6 +90,7 @@ def test_add_self_loop_appends_one_loop_per_node(name, idtype):
     _same_snapshot(before, _snapshot(g))
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("name", SQUARE)
 def test_remove_self_loop_compacts_ids_in_order(name, idtype):
     g, src, dst, _ = _graph(name, idtype)
@@ -228,6 +230,7 @@ def test_batch_keeps_unused_edge_ids_per_part():
     assert _edge_list(pb) == ([0], [0])
 
 
+@pytest.mark.fast
 def test_batch_mixed_idtypes_widen_and_remove_self_loop_keeps_the_batch():
     a = gk.Graph.from_coo([0, 1], [0, 1], idtype="int32")
     b = gk.Graph.from_coo([0, 1, 2], [1, 2, 2], idtype="int64")
@@ -448,6 +451,7 @@ def test_from_dgl_is_duck_typed():
     assert gk.Graph.from_dgl(DGLGraph(), idtype="int32").idtype == np.int32
 
 
+@pytest.mark.fast
 def test_from_pyg_takes_torch_tensors():
     torch = pytest.importorskip("torch")
 
@@ -460,6 +464,7 @@ def test_from_pyg_takes_torch_tensors():
     assert torch.equal(torch.from_numpy(g.to_edge_index()), Data.edge_index)
 
 
+@pytest.mark.fast
 def test_to_pyg_and_to_dgl_say_what_is_missing(monkeypatch):
     import sys
 

@@ -19,6 +19,7 @@ from graphkern._bfs_result import _SerialLevels
 from graphkern.dispatch import Kernel
 
 
+@pytest.mark.fast
 def test_defaults_are_in_force_and_every_knob_is_documented():
     if os.environ.get(tuning.ENV_VAR):
         pytest.skip(f"{tuning.ENV_VAR} is set in this environment")

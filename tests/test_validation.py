@@ -11,6 +11,7 @@ def test_float_ids_are_rejected():
         gk.Graph.from_coo(np.array([0.0, 1.0]), np.array([1, 0]))
 
 
+@pytest.mark.fast
 def test_negative_and_out_of_range_ids():
     with pytest.raises(ValueError, match=r"argument 'dst': expected node ids >= 0, found -1 at position 1"):
         gk.Graph.from_coo([0, 1], [1, -1])

@@ -15,6 +15,7 @@ def _levels(g, source):
     return np.where(np.isinf(dist), -1, dist).astype(np.int64)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_kronecker_all_algorithms(algorithm):
     g = gk.graph.kronecker(7)
@@ -38,6 +39,7 @@ def test_graph_cases_directed(case, idtype):
         gk.graph500.validate(g, 0, res.parents, res.levels, directed=True)
 
 
+@pytest.mark.fast
 def test_isolated_source_multi_source_and_bad_input():
     g = gk.Graph.from_coo([0, 1], [1, 2], num_nodes=5)
     res = gk.bfs(g, 4, backend="cuda")

@@ -46,6 +46,7 @@ def test_random_batches_match_the_cpu(seed):
         _same(cpu, gpu)
 
 
+@pytest.mark.fast
 def test_edges_to_node_zero_and_from_the_last_node_and_id_reuse():
     n = 9
     cpu, gpu = gk.DynamicGraph(n), gk.DynamicGraph(n, backend="cuda")
@@ -58,6 +59,7 @@ def test_edges_to_node_zero_and_from_the_last_node_and_id_reuse():
     assert sorted(eids.copy_to_host().tolist()) == sorted(cpu.edges()[2].tolist())
 
 
+@pytest.mark.fast
 def test_bad_batches_change_nothing():
     gpu = gk.DynamicGraph(5, backend="cuda")
     gpu.apply(insert=([0, 1], [1, 2]))
@@ -70,7 +72,7 @@ def test_bad_batches_change_nothing():
     assert gpu.num_edges == 2 and gpu.snapshot().num_edges == 2
 
 
-@pytest.mark.parametrize("symmetric", [False, True])
+@pytest.mark.parametrize("symmetric", [pytest.param(False, marks=pytest.mark.fast), True])
 def test_incremental_bfs_on_the_device(symmetric):
     """IncrementalBFS on a CUDA DynamicGraph: device levels equal a fresh search after every batch, the
     parents pass the Graph500 rules, and a large change falls back to a fresh search."""

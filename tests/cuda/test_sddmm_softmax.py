@@ -36,6 +36,7 @@ def test_elementwise_ops(op, targets):
     np.testing.assert_allclose(got.reshape(want.shape), want)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("width", [1, 3, 8, 40, 70])
 def test_dot_at_every_width(width):
     g = _graph("random_300")
@@ -58,6 +59,7 @@ def test_graph_cases(case):
     np.testing.assert_allclose(got, ref.edge_softmax(g.edges()[1], g.num_dst, z), rtol=1e-6, atol=1e-12)
 
 
+@pytest.mark.fast
 def test_sddmm_on_a_graph_without_coo_expands_the_csr():
     src, dst, n = CASES["random_300"]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n).formats("csr")
@@ -68,6 +70,7 @@ def test_sddmm_on_a_graph_without_coo_expands_the_csr():
                                gk.sddmm(g, "dot", x, x, "u", "u"))
 
 
+@pytest.mark.fast
 def test_edge_softmax_by_source_multi_head_float32_and_float16():
     g = _graph("hub_60")
     z = _rows(g, "e", (2, 1), 8).astype(np.float32)

@@ -18,6 +18,7 @@ def _per_segment(a, b, seglen):
     return np.concatenate([a[starts[r]:starts[r + 1]] @ b[r] for r in range(len(seglen))] or [a[:0] @ b[0]])
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("seglen", [[0, 3, 0, 6, 1, 0], [10], [0, 0, 4]])
 def test_segment_mm_matches_cpu_and_numpy(seglen, dtype):
@@ -48,6 +49,7 @@ def test_gather_mm_every_index_form(index_dtype):
                                np.einsum("ik,ikj->ij", a, b9), rtol=1e-12)
 
 
+@pytest.mark.fast
 def test_device_inputs_and_any_launch_shape():
     a, b = _data((8, 2), 1), _data((2, 2, 3), 2)
     da, db = cuda.to_device(a), cuda.to_device(b)

@@ -24,6 +24,7 @@ def test_formats_on_the_device_equal_the_cpu(case, idtype):
     np.testing.assert_array_equal(back.csr().indices, g.csr().indices)
 
 
+@pytest.mark.fast
 def test_transpose_and_coo_from_compressed_on_the_device():
     src, dst, n = CASES["random_300"]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n)
@@ -40,6 +41,7 @@ def test_transpose_and_coo_from_compressed_on_the_device():
 
 # (600, 5000): far more keys than items, most counts zero, the counts' scan over several tiles (sorts of
 # three passes, past 2**16 keys: tests/cuda/test_sort_kernels.py)
+@pytest.mark.fast
 @pytest.mark.parametrize("n,keys", [(0, 3), (1, 1), (50, 2), (700, 300), (600, 5000)])
 def test_count_sort_is_stable(n, keys):
     rng = np.random.default_rng(n)
@@ -87,6 +89,7 @@ def test_device_graph_refuses_host_only_methods_and_the_cpu_backend():
         d.to("tpu")
 
 
+@pytest.mark.fast
 def test_auto_backend_follows_the_data():
     g = gk.Graph.from_coo([0, 1], [1, 0])
     x = np.ones((2, 3), np.float32)

@@ -46,6 +46,7 @@ OP_REDUCER = [("add", "sum"), ("sub", "max"), ("mul", "min"), ("div", "mean"), (
               ("copy_lhs", "min"), ("copy_rhs", "max"), ("copy_rhs", "mean"), ("mul", "max")]
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("fmt", ["csc", "coo"])
 @pytest.mark.parametrize("op,reduce", OP_REDUCER)
 def test_every_op_and_reducer(op, reduce, fmt, low_hub_degree):
@@ -114,6 +115,7 @@ def test_bad_input_on_the_cuda_backend():
         gk.spmm(g, "copy_lhs", "sum", np.ones((40, 2)), backend="cuda", format="csr")
 
 
+@pytest.mark.fast
 def test_explain_names_the_cuda_kernel():
     g = _graph("random_300")
     x, w = np.ones((g.num_src, 2)), np.ones((g.num_edges, 1))

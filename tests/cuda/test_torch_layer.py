@@ -121,6 +121,7 @@ def test_sddmm_forward_and_backward(monkeypatch, op, lt, rt, lshape, rshape):
     _same_on_device(monkeypatch, lambda a, b: gkt.sddmm(g, op, a, b, lt, rt), inputs)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("norm_by", ["dst", "src"])
 def test_edge_softmax_forward_and_backward(monkeypatch, norm_by):
     g = _graph("hub_60")
@@ -135,6 +136,7 @@ def _self_looped():
 
 @pytest.mark.parametrize("layer", ["graphconv", "graphconv_weighted", "gat", "sage_mean", "sage_gcn", "sage_pool",
                                    "sage_lstm"])
+@pytest.mark.fast
 def test_layers_forward_and_backward(monkeypatch, layer):
     g = _self_looped()
     torch.manual_seed(0)

@@ -12,11 +12,13 @@ import graphkern as gk  # noqa: E402
 import graphkern.torch as gkt  # noqa: E402
 
 
+@pytest.mark.fast
 def test_segment_mm_on_the_device(monkeypatch):
     seglen = [2, 0, 3]
     _same_on_device(monkeypatch, lambda a, b: gkt.segment_mm(a, b, seglen), [_leaf((5, 3), 1), _leaf((3, 3, 2), 2)])
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("form", ["idx_b", "both"])
 def test_gather_mm_on_the_device(monkeypatch, form):
     idx_b = torch.tensor([1, 0, 1, 1])

@@ -100,6 +100,7 @@ def lane_order(values: np.ndarray, width: int, dtype) -> np.ndarray:
     return np.array(sums, dtype)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_float_sum_follows_the_butterfly_bit_for_bit(dtype, shape):

@@ -43,6 +43,7 @@ def _check(result, g, source, src, dst, n, comm):
     return all_ranks(comm, ok)
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_bfs_1d(comm, name):
     src, dst, n = GRAPHS[name]
@@ -58,6 +59,7 @@ def _grids(size):
     return sorted({(pr, pc), (pc, pr), (1, size)})
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_bfs_2d_on_every_grid_shape(comm, name):
     src, dst, n = GRAPHS[name]
@@ -87,6 +89,7 @@ def test_bfs_select_max_parent_is_rank_independent(comm):
     assert all_ranks(comm, comm.rank != 0 or all(np.array_equal(t, one_d[0]) for t in trees))
 
 
+@pytest.mark.fast
 def test_grid_transpose(comm):
     rng = np.random.default_rng(2)
     n = 60
@@ -120,6 +123,7 @@ def test_bad_grid_and_source(comm):
         Block2D.from_edges(Grid2D(comm, 1, comm.size), np.array([0]), np.array([n + comm.rank]), n)
 
 
+@pytest.mark.fast
 def test_bfs_2d_on_a_distcsr_as_in_the_design(comm):
     """``gkd.bfs_2d(A, source, grid=(pr, pc))`` with A a DistCSR: distributed once, then searched."""
     src, dst, n = GRAPHS["kronecker"]

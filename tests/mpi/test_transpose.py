@@ -43,6 +43,7 @@ CASES = [("square", 40, 40, 150), ("empty rows", 30, 30, 12), ("no entries", 9, 
          ("rectangular", 17, 33, 90), ("hub column", 25, 25, 0)]
 
 
+@pytest.mark.fast
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 @pytest.mark.parametrize("uneven", [False, True], ids=["even", "uneven"])
 def test_transpose_equals_the_serial_oracle(comm, case, uneven):
@@ -89,6 +90,7 @@ def test_structured_values_and_no_values(comm):
                                               and got[2] is None))
 
 
+@pytest.mark.fast
 def test_xcsr_transpose_matches_csr_and_is_an_involution(comm):
     rng = np.random.default_rng(11)
     indptr, cols, values, rows = random_csr(rng, 24, 24, 120)
@@ -112,6 +114,7 @@ def test_xcsr_transpose_matches_csr_and_is_an_involution(comm):
                      and np.array_equal(XTT.cell_counts, X.cell_counts) and np.array_equal(XTT.values, X.values))
 
 
+@pytest.mark.fast
 def test_gather_to_root_baseline_agrees(comm):
     rng = np.random.default_rng(5)
     indptr, cols, values, rows = random_csr(rng, 35, 35, 140)
@@ -121,6 +124,7 @@ def test_gather_to_root_baseline_agrees(comm):
                      and np.array_equal(T.values, B.values))
 
 
+@pytest.mark.fast
 def test_scatter_from_root_equals_from_global(comm):
     rng = np.random.default_rng(9)
     indptr, cols, values, _ = random_csr(rng, 21, 21, 60)
@@ -169,6 +173,7 @@ def test_disagreeing_ranks_raise_everywhere(comm):
             DistCSR.from_local(indptr, np.zeros(0, np.int64), values, comm, (0, 0))
 
 
+@pytest.mark.fast
 def test_out_of_range_ids_on_one_rank_raise_everywhere(comm):
     offsets = even_offsets(8, comm.size)
     rows = int(offsets[comm.rank + 1] - offsets[comm.rank])

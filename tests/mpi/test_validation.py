@@ -130,6 +130,7 @@ def test_the_three_reported_hostile_inputs(comm):
     assert all_ranks(comm, valid_transpose(comm))
 
 
+@pytest.mark.fast
 def test_a_valid_call_costs_one_small_allgather(comm):
     indptr, cols, values, _ = matrix()
     comm.reset()

@@ -21,6 +21,18 @@ from pathlib import Path
 ENV_VAR = "GRAPHKERN_COMPILE_PROFILE"
 
 
+def _closure_constants(dispatcher) -> str:
+    values = []
+    for cell in getattr(dispatcher.py_func, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if not callable(value):
+            values.append(repr(value))
+    return "(" + ", ".join(values) + ")"
+
+
 class _CompileTimer:
     def __init__(self):
         self.depth = 0
@@ -34,7 +46,8 @@ class _CompileTimer:
         dispatcher = event.data["dispatcher"]
         module = getattr(dispatcher.py_func, "__module__", "?")
         name = getattr(dispatcher.py_func, "__qualname__", "?")
-        self.specialisations.add((module, name, str(event.data.get("args"))))
+        # a factory's kernels share a name and differ in the constants they close over (op, reducer, ...)
+        self.specialisations.add((module, name, str(event.data.get("args")) + _closure_constants(dispatcher)))
         self.by_file[self.current_file]["specialisations"] += 1
         self.by_module[module]["specialisations"] += 1
         if self.depth == 0:

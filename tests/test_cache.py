@@ -177,8 +177,6 @@ def test_graphkern_compile_fills_the_cache_that_a_later_process_loads(tmp_path):
 
 @pytest.mark.fast
 def test_precompile_refuses_unknown_choices():
-    import pytest
-
     from graphkern.precompile import precompile
 
     with pytest.raises(ValueError, match="argument 'dtypes'.*found 'float16'"):
@@ -187,6 +185,9 @@ def test_precompile_refuses_unknown_choices():
         precompile(families=["nope"], progress=False)
     with pytest.raises(ValueError, match="argument 'ops'"):
         precompile(ops="some", progress=False)
+    for jobs in (0, 1.5, True):
+        with pytest.raises(ValueError, match="argument 'jobs': expected a positive int or None"):
+            precompile(jobs=jobs, progress=False)
 
 
 def test_a_checkout_and_an_installed_copy_of_the_same_source_share_entries_and_a_changed_helper_does_not(

@@ -4,7 +4,7 @@ Numba fires a ``numba:compile`` event around every compilation that the disk cac
 cache load fires none), nested when one compiled function compiles another. The plugin sums the wall time of
 the outermost events and counts every event (one per specialisation: a function and its argument types),
 and charges both to the test file and to the module of the compiled function. Each process writes
-``$GRAPHKERN_COMPILE_PROFILE/<worker>.json`` at the end of its session; ``tools/run_tests.py --profile DIR``
+``$GRAPHKERN_COMPILE_PROFILE/<worker>.json`` when its pytest run ends; ``tools/run_tests.py --profile DIR``
 sets the variable, loads the plugin, and prints the combined table (``python tools/compile_profile.py DIR``
 prints it again).
 """

@@ -15,9 +15,9 @@ copy. The copy is the same IR; its blocks share one copy of the scope, as the bl
 copied from do (the per-block copies compared equal, and ``inline_ir`` already treated them as one
 scope). Nothing else changes, and the generated machine code is the same (tests/test_numba_inline.py
 compares the assembly of kernels compiled both ways). It applies only where Numba's source holds the
-exact lines it replaces (Numba 0.62 to 0.68 do), otherwise Numba runs unchanged; ``GRAPHKERN_NUMBA_INLINE=numba``
-leaves Numba unchanged too. :func:`installed` says which. Importing the module installs it
-(``graphkern/__init__.py`` imports it before any kernel module).
+exact lines it replaces (Numba 0.62.1 and 0.68.1, the versions checked, do), otherwise Numba runs
+unchanged; ``GRAPHKERN_NUMBA_INLINE=numba`` leaves Numba unchanged too. :func:`installed` says which.
+Importing the module installs it (``graphkern/__init__.py`` imports it before any kernel module).
 """
 
 from __future__ import annotations

@@ -43,8 +43,6 @@ def _compile(tmp_path, name, **env):
     run_env.update(NUMBA_CACHE_DIR=str(tmp_path / name), **env)
     proc = subprocess.run([sys.executable, "-c", SCRIPT], env=run_env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-
-
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

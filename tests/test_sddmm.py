@@ -28,9 +28,14 @@ def _check(g, op, lt, rt, lshape, rshape, dtype=np.float64, fmt=None):
     return got
 
 
+# every op on the CSR path, and on the COO path the dot, one binary op of each kind and both copies (each
+# (op, path) pair is a kernel to compile; the target pair is a run-time choice)
+SDDMM_OP_FORMATS = ([(op, "csr") for op in ("add", "sub", "mul", "div", "dot", "copy_lhs", "copy_rhs")]
+                    + [(op, "coo") for op in ("dot", "sub", "div", "copy_lhs", "copy_rhs")])
+
+
 @pytest.mark.fast
-@pytest.mark.parametrize("fmt", ["csr", "coo"])
-@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "dot", "copy_lhs", "copy_rhs"])
+@pytest.mark.parametrize("op, fmt", SDDMM_OP_FORMATS)
 def test_every_op_and_target_pair(op, fmt):
     src, dst, n = CASES["unsorted_random"]()
     g = gk.Graph.from_coo(src[:1500], dst[:1500], num_nodes=n)
@@ -72,11 +77,16 @@ def small_l2():
         yield
 
 
+# (op, lhs target, rhs target, feature shape, id dtype): int32 and int64 ids take turns, one kernel each
+BLOCKED_SDDMM_CASES = [("dot", "u", "v", (3,), np.int32), ("dot", "v", "u", (20,), np.int64),
+                       ("add", "v", "v", (2,), np.int32), ("copy_rhs", "u", "v", (1,), np.int64),
+                       ("div", "u", "v", (2,), np.int32)]
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-@pytest.mark.parametrize("op, lt, rt, shape", [("dot", "u", "v", (3,)), ("dot", "v", "u", (20,)),
-                                               ("add", "v", "v", (2,)), ("copy_rhs", "u", "v", (1,)),
-                                               ("div", "u", "v", (2,))])
-def test_blocked_path_on_graph_cases(case, op, lt, rt, shape, small_blocks, idtype):
+@pytest.mark.parametrize("op, lt, rt, shape, idtype", BLOCKED_SDDMM_CASES,
+                         ids=[f"{o}-{lt}{rt}-{s[0]}-{np.dtype(i).name}" for o, lt, rt, s, i in BLOCKED_SDDMM_CASES])
+def test_blocked_path_on_graph_cases(case, op, lt, rt, shape, idtype, small_blocks):
     src, dst, n = CASES[case]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
     L, R = _operands(g, op, lt, rt, shape)

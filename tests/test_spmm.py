@@ -54,9 +54,16 @@ def _check(g, op, reduce, x, w, fmt=None):
     return got
 
 
-# every (op, reducer) on the CSC path; the COO path's kernels for every reducer with two ops
-OP_REDUCE_FORMATS = [(op, r, "csc") for op in OPS for r in REDUCERS] + [
-    (op, r, "coo") for op in ("mul", "copy_lhs") for r in REDUCERS]
+# Every op and every reducer on both paths, each reducer with each operand form (both operands, x only,
+# w only: the arg outputs differ). An op is one line of the message and max and min one compare, so the
+# binary ops besides mul run with one sum-like and one extreme reducer, not all four (each (op, reducer)
+# pair is a kernel of its own to compile; mean shares the sum's).
+OP_REDUCE_FORMATS = (
+    [(op, r, "csc") for op in ("mul", "copy_lhs", "copy_rhs") for r in REDUCERS]
+    + [("add", "sum", "csc"), ("add", "max", "csc"), ("sub", "mean", "csc"), ("sub", "min", "csc"),
+       ("div", "mean", "csc"), ("div", "max", "csc")]
+    + [("mul", r, "coo") for r in REDUCERS] + [("copy_lhs", "mean", "coo"), ("copy_lhs", "min", "coo")]
+)
 
 
 @pytest.mark.fast
@@ -70,8 +77,14 @@ def test_every_op_and_reducer(op, reduce, fmt):
     _check(g, op, reduce, x, w, fmt)
 
 
+# (op, reducer, id dtype) for the graph cases: every reducer family with both id widths between them
+GRAPH_CASE_KERNELS = [("copy_lhs", "sum", np.int32), ("copy_lhs", "sum", np.int64), ("mul", "max", np.int64),
+                      ("add", "mean", np.int32)]
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-@pytest.mark.parametrize("op, reduce", [("copy_lhs", "sum"), ("mul", "max"), ("add", "mean")])
+@pytest.mark.parametrize("op, reduce, idtype", GRAPH_CASE_KERNELS,
+                         ids=[f"{o}-{r}-{np.dtype(i).name}" for o, r, i in GRAPH_CASE_KERNELS])
 def test_graph_cases(case, op, reduce, idtype):
     src, dst, n = CASES[case]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
@@ -94,8 +107,13 @@ BROADCASTS = [
 ]
 
 
-@pytest.mark.parametrize("op, xshape, wshape", BROADCASTS)
-@pytest.mark.parametrize("reduce, fmt", [("sum", "csc"), ("max", "csc"), ("sum", "coo")])
+# Each broadcast pattern once, the reducer and path taking turns (three patterns each): a pattern is a
+# kernel of its own to compile, and the reducers' code does not depend on it (test_broadcasting_hypothesis
+# runs random patterns with sum and max besides).
+BROADCAST_CASES = [(*b, *[("sum", "csc"), ("max", "csc"), ("sum", "coo")][i % 3]) for i, b in enumerate(BROADCASTS)]
+
+
+@pytest.mark.parametrize("op, xshape, wshape, reduce, fmt", BROADCAST_CASES)
 def test_broadcasting(op, xshape, wshape, reduce, fmt):
     src, dst, n = CASES["unsorted_random"]()
     g = gk.Graph.from_coo(src[:800], dst[:800])
@@ -105,7 +123,7 @@ def test_broadcasting(op, xshape, wshape, reduce, fmt):
     assert got.shape == (g.num_dst,) + want_shape
 
 
-@settings(max_examples=30)  # each new broadcast pattern is a compile; 30 shapes cover the classes
+@settings(max_examples=12)  # each new broadcast pattern is a compile; test_broadcasting has the named classes
 @given(
     lshape=st.lists(st.integers(1, 3), min_size=0, max_size=3),
     rshape=st.lists(st.integers(1, 3), min_size=0, max_size=3),
@@ -137,8 +155,12 @@ WIDE_ROWS = [
 ]
 
 
-@pytest.mark.parametrize("op, xshape, wshape, dtype", WIDE_ROWS)
-@pytest.mark.parametrize("reduce", ["sum", "max"])
+# sum (and mean) and max on the first and last layouts, one of them on the two between: each pair is a kernel
+WIDE_ROW_CASES = [(*WIDE_ROWS[0], "sum"), (*WIDE_ROWS[0], "max"), (*WIDE_ROWS[1], "sum"), (*WIDE_ROWS[2], "max"),
+                  (*WIDE_ROWS[3], "sum"), (*WIDE_ROWS[3], "max")]
+
+
+@pytest.mark.parametrize("op, xshape, wshape, dtype, reduce", WIDE_ROW_CASES)
 def test_rows_wider_than_one_vector(op, xshape, wshape, dtype, reduce):
     rng = np.random.default_rng(3)
     g = gk.Graph.from_coo(rng.integers(0, 30, 500), rng.integers(0, 30, 500), num_nodes=33)
@@ -271,10 +293,16 @@ def _in_source_order(src, dst):
     return src[order], dst[order]
 
 
+# (op, reducer, id dtype) for the blocked path on the graph cases: every operand form, sum, mean, max and
+# min, both id widths (each triple is a kernel to compile for the blocked path and one for the CSC)
+BLOCKED_CASE_KERNELS = [("copy_lhs", "sum", np.int32), ("mul", "mean", np.int32), ("copy_rhs", "sum", np.int64),
+                        ("copy_lhs", "max", np.int64), ("mul", "min", np.int32)]
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-@pytest.mark.parametrize("op, reduce", [("copy_lhs", "sum"), ("mul", "mean"), ("copy_rhs", "sum"), ("copy_lhs", "max"),
-                                        ("mul", "min")])
-def test_blocked_path_on_graph_cases_equals_the_csc_bitwise(case, op, reduce, small_blocks, idtype):
+@pytest.mark.parametrize("op, reduce, idtype", BLOCKED_CASE_KERNELS,
+                         ids=[f"{o}-{r}-{np.dtype(i).name}" for o, r, i in BLOCKED_CASE_KERNELS])
+def test_blocked_path_on_graph_cases_equals_the_csc_bitwise(case, op, reduce, idtype, small_blocks):
     src, dst, n = CASES[case]()
     g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n, idtype=idtype)
     x, w = _features(g, op, (3,), (1,) if op != "copy_rhs" else (3,), np.float32)
@@ -312,7 +340,9 @@ def test_blocked_max_min_over_one_full_vector_equals_the_csc_bitwise(case, op, r
 def test_blocked_csr_path_on_graph_cases(case, op, reduce, small_blocks):
     src, dst, n = CASES[case]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n)
-    x, w = _features(g, op, (3,), (1,), np.float64)
+    # float32 and int32 ids, as in the CSC-order cases above: the kernels are the same; float64 features
+    # take the blocked path in test_blocked_path_reads_edge_rows_by_id_in_a_spread_id_space
+    x, w = _features(g, op, (3,), (1,), np.float32)
     assert gk.explain(g, "spmm", op=op, reduce=reduce, ufeat=x, efeat=w, format="csr").kernel is Kernel.SPMM_BLOCKED
     _check(g, op, reduce, x, w, "csr")
 

@@ -53,10 +53,10 @@ HUB_CASES = [("copy_lhs", "sum", (20,), None, np.float64), ("copy_lhs", "mean", 
 @pytest.mark.parametrize("op, reduce, xshape, wshape, dtype", HUB_CASES)
 def test_hub_split_on_graph_cases(case, op, reduce, xshape, wshape, dtype, hub_split):
     src, dst, n = CASES[case]()
-    # int32 and int64 ids on alternate cases: every case and every feature shape meets both widths
-    # across the parameter grid, at half the compiles of the full product
-    idtype = (np.int32, np.int64)[(sorted(CASES).index(case) + HUB_CASES.index((op, reduce, xshape, wshape,
-                                                                                 dtype))) % 2]
+    # int32 and int64 ids on alternate feature shapes: every graph case meets both widths, and each
+    # (op, reducer, shape, dtype) compiles for one of them (the id width does not change a kernel's
+    # indexing by shape; the full product compiled twice the kernels)
+    idtype = (np.int32, np.int64)[HUB_CASES.index((op, reduce, xshape, wshape, dtype)) % 2]
     g = gk.Graph.from_coo(*_in_source_order(src, dst), num_nodes=n, idtype=idtype)
     x, w = _features(g, op, xshape, wshape or (1,), dtype)
     plan = _spmm_plan(g, op, reduce, x, w)

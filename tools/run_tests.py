@@ -6,9 +6,10 @@ tests/cuda runs in its own process; tests/mpi runs under ``mpiexec -n N`` for ea
 A folder without tests is reported and skipped; the main suite finding no tests is a failure. The last
 line is a combined ``tests: N passed, N failed`` count.
 
-The main and simulator suites run on one pytest-xdist worker per core (at most four), a test file to a
-worker: a cold run spends most of its time compiling, which is single-threaded, so two workers on two
-cores take about a fifth less wall time. ``GRAPHKERN_TEST_WORKERS=1`` runs them in one process.
+The main and simulator suites run at the same time, each on one pytest-xdist worker per core (at most
+four), a test file to a worker: a cold run spends most of its time compiling or simulating threads, both
+single-threaded, so the cores stay busy until both suites end (the simulator's output is shown when it
+ends). ``GRAPHKERN_TEST_WORKERS=1`` runs each suite in one process. MPI runs after them.
 
 Options (the rest go to pytest):
 
@@ -67,20 +68,35 @@ def _workers() -> list[str]:
 _STEP_TIMES: list[tuple[str, float]] = []
 
 
-def _pytest(label, args, env=None, prefix=(), junit=None, cwd=TESTS):
+def _start_pytest(args, env=None, prefix=(), junit=None, log=None):
+    """Start pytest (the caller waits): output to this terminal, or to the file ``log``."""
     # Run from tests/ so that the source folder graphkern/ in the repository root never shadows the
     # installed package (its graph/ and kernels/ subpackages live in other folders until installed).
     cmd = [*prefix, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={junit}", *args]
-    print("+", " ".join(str(c) for c in cmd), flush=True)
+    print("+", " ".join(str(c) for c in cmd) + (f"  (output in {log}, shown when it ends)" if log else ""),
+          flush=True)
     env = dict(os.environ if env is None else env)
     # Two workers with Numba's OpenMP pools share the cores; idle OpenMP threads that spin keep the other
     # worker's threads waiting at every parallel region (test_bfs on two workers runs markedly faster with
     # passive waits; most of its time is the 10^5 one-level kernels of the long path).
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    started = time.perf_counter()
-    code = subprocess.call(cmd, env=env, cwd=cwd)
+    out = open(log, "w") if log else None  # noqa: SIM115 (closed by _wait)
+    return subprocess.Popen(cmd, env=env, cwd=TESTS, stdout=out, stderr=subprocess.STDOUT if out else None), out
+
+
+def _wait(label, started, run) -> int:
+    process, out = run
+    code = process.wait()
     _STEP_TIMES.append((label, time.perf_counter() - started))
+    if out is not None:
+        out.close()
+        print(Path(out.name).read_text(), end="", flush=True)
     return code
+
+
+def _pytest(label, args, env=None, prefix=(), junit=None):
+    started = time.perf_counter()
+    return _wait(label, started, _start_pytest(args, env, prefix, junit))
 
 
 def _take_option(args: list[str], name: str) -> str | None:
@@ -112,6 +128,18 @@ def main(argv: list[str]) -> int:
     totals = [0, 0, 0]
     failed_runs = []
 
+    # The simulator suite runs beside the main suite, each on its own workers: most of either is single-
+    # threaded (compiling, simulated threads), and while one suite's last files finish on one worker the
+    # other suite keeps the second core busy. Its output is shown when it ends.
+    cuda = TESTS / "cuda"
+    cuda_run = None
+    if _has_tests(cuda):
+        cuda_started = time.perf_counter()
+        cuda_run = _start_pytest([*_workers(), str(cuda), *extra], env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"),
+                                 junit=tmp / "cuda.xml", log=tmp / "cuda.log")
+    else:
+        print("note: tests/cuda holds no tests yet; nothing to run under NUMBA_ENABLE_CUDASIM=1", flush=True)
+
     junit = tmp / "main.xml"
     code = _pytest("main suite", [*_workers(), str(TESTS), *extra], junit=junit)
     if code == 5:
@@ -122,16 +150,12 @@ def main(argv: list[str]) -> int:
     for i, v in enumerate(_counts(junit)):
         totals[i] += v
 
-    cuda = TESTS / "cuda"
-    if _has_tests(cuda):
-        env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-        junit = tmp / "cuda.xml"
-        if _pytest("simulator suite", [*_workers(), str(cuda), *extra], env=env, junit=junit) not in (0,):
+    if cuda_run is not None:
+        print("(waiting for the simulator suite)", flush=True)
+        if _wait("simulator suite", cuda_started, cuda_run) != 0:
             failed_runs.append("cuda (simulator)")
-        for i, v in enumerate(_counts(junit)):
+        for i, v in enumerate(_counts(tmp / "cuda.xml")):
             totals[i] += v
-    else:
-        print("note: tests/cuda holds no tests yet; nothing to run under NUMBA_ENABLE_CUDASIM=1", flush=True)
 
     mpi = TESTS / "mpi"
     if _has_tests(mpi):

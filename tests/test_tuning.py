@@ -43,8 +43,48 @@ def test_an_unknown_knob_raises_type_error_naming_it_and_the_knobs():
 
 @pytest.mark.parametrize("value", ["0.1", True, None, [0.1], 1j])
 def test_a_value_of_the_wrong_type_raises_value_error(value):
-    with pytest.raises(ValueError, match="knob 'fair_share_refresh_s': expected float"):
+    with pytest.raises(ValueError, match="knob 'fair_share_refresh_s': expected a finite float of at least 0"):
         gk.tuned(fair_share_refresh_s=value)
+
+
+def _outside(name):
+    """Values just outside knob ``name``'s declared range, and the range's ends (which are accepted)."""
+    low, high = tuning._range(name)
+    step = 1 if tuning._TYPES[name] is int else 1e-9
+    outside = [low - step] + ([high + step] if high is not None else [float("inf")])
+    if tuning._TYPES[name] is float:
+        outside.append(float("nan"))
+    return outside, [low] + ([high] if high is not None else [])
+
+
+@pytest.mark.fast
+def test_every_knob_declares_a_range_and_refuses_values_outside_it_everywhere():
+    """From gk.tuned, GRAPHKERN_TUNING and Tuning(...) alike, with the knob, its range and the value."""
+    for field in dataclasses.fields(gk.Tuning):
+        name = field.name
+        assert set(field.metadata) == {"low", "high"}, name  # declared with tuning.knob(...)
+        low, high = tuning._range(name)
+        assert low <= field.default and (high is None or field.default <= high), name
+        outside, ends = _outside(name)
+        for value in outside:
+            with pytest.raises(ValueError, match=rf"knob '{name}': expected (an int|a finite float) "):
+                gk.tuned(**{name: value})
+            with pytest.raises(ValueError, match=rf"knob '{name}': expected"):
+                gk.Tuning(**{name: value})
+            entry = f"{name}={value!r}"
+            with pytest.raises(ValueError, match=rf"GRAPHKERN_TUNING: bad entry '{entry}' \(knob '{name}' takes"):
+                tuning.from_environment(entry)
+        for value in ends:
+            with gk.tuned(**{name: value}) as knobs:
+                assert getattr(knobs, name) == value
+            assert getattr(tuning.from_environment(f"{name}={value!r}"), name) == value
+    assert gk.tuning.current() == tuning.from_environment(os.environ.get(tuning.ENV_VAR))
+
+
+def test_a_merge_cut_into_no_chunks_is_refused_before_the_graph_changes():
+    """gpma_merge_chunks=0 once made DynamicGraph.apply insert nothing and report it as done."""
+    with pytest.raises(ValueError, match="knob 'gpma_merge_chunks': expected an int from 1 to"):
+        gk.tuned(gpma_merge_chunks=0)
 
 
 def test_values_are_held_as_the_knob_types():
@@ -75,7 +115,7 @@ def test_environment_text_is_parsed_by_knob_type():
     assert tuning.from_environment("fair_share_refresh_s=2").fair_share_refresh_s == 2.0
     assert tuning.from_environment(None) == gk.Tuning() == tuning.from_environment(" ")
     for entry, why in (("nope=1", "unknown knob 'nope'"), ("fair_share_refresh_s", "expected name=value"),
-                       ("fair_share_refresh_s=soon", "knob 'fair_share_refresh_s' takes float")):
+                       ("fair_share_refresh_s=soon", "knob 'fair_share_refresh_s' takes a finite float")):
         with pytest.raises(ValueError) as info:
             tuning.from_environment(f"fair_share_refresh_s=1,{entry}")
         message = str(info.value)

@@ -35,7 +35,7 @@ def id_space(num_edge_ids, num_edges: int) -> int:
     """The edge-id space of a new graph: ``num_edge_ids``, checked, or the edge count."""
     if num_edge_ids is None:
         return num_edges
-    space = check_int_scalar("num_edge_ids", num_edge_ids, low=0)
+    space = check_int_scalar("num_edge_ids", num_edge_ids, low=0, high=_MAX_COUNT)
     if space < num_edges:
         raise ValueError(f"argument 'num_edge_ids': expected at least the {num_edges} edges, found {space}")
     return space
@@ -98,7 +98,7 @@ def from_compressed(cls, kind, indptr, indices, eids, num_other, idtype, formats
         num_other = num_rows
         is_block = False
     else:
-        num_other = check_int_scalar(other_name, num_other, low=0)
+        num_other = check_int_scalar(other_name, num_other, low=0, high=_MAX_COUNT)
         is_block = num_other != num_rows
     check_ids_in_range("indices", indices, num_other)
     space = id_space(num_edge_ids, indices.size)
@@ -146,7 +146,7 @@ def from_device(cls, kind, a, b, eids, counts, idtype, formats, num_edge_ids):
         _cuda.check_indptr("indptr", a, nnz)
         num_rows = a.size - 1
         other_name = "num_dst" if kind == "csr" else "num_src"
-        num_other = num_rows if counts is None else check_int_scalar(other_name, counts, low=0)
+        num_other = num_rows if counts is None else check_int_scalar(other_name, counts, low=0, high=_MAX_COUNT)
         is_block = num_other != num_rows
         _cuda.check_ids_in_range("indices", b, num_other)
         num_src, num_dst = (num_rows, num_other) if kind == "csr" else (num_other, num_rows)

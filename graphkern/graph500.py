@@ -39,7 +39,7 @@ def search_keys(g, num_keys: int = 64, seed=2) -> np.ndarray:
     from .graph import DynamicGraph
     from .graph.generators import graph500_random_doubles
 
-    num_keys = check_int_scalar("num_keys", num_keys, low=0)
+    num_keys = check_int_scalar("num_keys", num_keys, low=0, high=np.iinfo(np.int64).max)
     if isinstance(g, DynamicGraph):
         g = g.snapshot()
     n = g.num_src

@@ -177,6 +177,18 @@ def test_edge_softmax_with_all_and_with_edge_ids(g, norm_by):
         ops.edge_softmax(g, logits, "some")
 
 
+def test_edge_softmax_refuses_edge_ids_no_edge_has(g):
+    """In a spread id space (num_edge_ids > num_edges) an id below num_edge_ids may name no edge: it was
+    once normalised as an edge into node 0."""
+    spread = gk.Graph.from_coo(SRC, DST, num_nodes=5, eids=2 * np.arange(SRC.size), num_edge_ids=2 * SRC.size)
+    sub = _rand(3, seed=5)
+    used = torch.tensor([16, 0, 4])  # edges 8, 0 and 2
+    torch.testing.assert_close(ops.edge_softmax(spread, sub, used), ops.edge_softmax(g, sub, torch.tensor([8, 0, 2])))
+    with pytest.raises(ValueError, match="argument 'eids': expected ids of edges of the graph, found 3 at "
+                                         "position 1, an id no edge has \\(9 edges in an id space of 18\\)"):
+        ops.edge_softmax(spread, sub, torch.tensor([16, 3, 4]))
+
+
 @pytest.mark.fast
 def test_dgl_names_are_exported():
     for name in ("gspmm", "gsddmm", "segment_reduce", "segment_softmax", "gather_mm", "segment_mm"):

@@ -112,3 +112,25 @@ def test_to_scipy_bad_arguments():
         g.to_scipy("dense")
     with pytest.raises(ValueError, match="argument 'data': expected 1 values"):
         g.to_scipy(data=[1.0, 2.0])
+
+
+def test_counts_past_int64_are_refused_by_name():
+    """Every count an entry point takes is checked against int64, the widest index type: an edge-id
+    space of 2**64 was once accepted and failed later."""
+    huge = 2**64
+    with pytest.raises(ValueError, match="argument 'num_edge_ids': expected an integer <= 9223372036854775807"):
+        gk.Graph.from_coo([0], [1], num_edge_ids=huge)
+    with pytest.raises(ValueError, match="argument 'num_edge_ids'"):
+        gk.Graph.from_csr([0, 1], [0], num_edge_ids=huge)
+    with pytest.raises(ValueError, match="argument 'num_dst': expected an integer <="):
+        gk.Graph.from_csr([0, 1], [0], num_dst=huge)
+    with pytest.raises(ValueError, match="argument 'num_src': expected an integer <="):
+        gk.Graph.from_csc([0, 1], [0], num_src=huge)
+    with pytest.raises(ValueError, match="argument 'num_nodes'"):
+        gk.Graph.from_coo([0], [1], num_nodes=huge)
+    with pytest.raises(ValueError, match="argument 'num_edges': expected an integer <="):
+        gk.graph.uniform_edges(10, huge)
+    with pytest.raises(ValueError, match="argument 'num_keys': expected an integer <="):
+        gk.graph500.search_keys(gk.Graph.from_coo([0], [1]), huge)
+    g = gk.Graph.from_coo([0], [1], num_edge_ids=2**40)  # a large space of unused ids is fine
+    assert g.num_edge_ids == 2**40 and g.idtype == np.int64

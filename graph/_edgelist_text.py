@@ -43,7 +43,9 @@ def read_bytes(path, progress) -> np.ndarray:
                 bar.update(got)
     if bar is not None:
         bar.close()
-    return buf[:pos]
+    # a UTF-8 byte-order mark (written by some Windows editors) is not part of the first line's text
+    start = 3 if pos >= 3 and bytes(buf[:3]) == b"\xef\xbb\xbf" else 0
+    return buf[start:pos]
 
 
 def _fields(line: bytes) -> list[bytes]:

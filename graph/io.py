@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -144,7 +146,9 @@ def read_mtx(path, *, idtype=None, edge_data: str | None = "weight"):
 def save(g, path) -> None:
     """Save a graph (edges in edge-id order, node counts, ``edata``/``ndata``) to a ``.npz`` file.
 
-    Only numeric arrays are stored, so :func:`load` reads it back with ``allow_pickle=False``.
+    The file is written at ``path`` exactly as given (no ``.npz`` is appended, unlike ``numpy.savez``), so
+    ``load(path)`` reads back what ``save(g, path)`` wrote whatever the name. Only numeric arrays are
+    stored, so :func:`load` reads it back with ``allow_pickle=False``.
 
     Examples
     --------
@@ -169,7 +173,8 @@ def save(g, path) -> None:
                 raise TypeError(f"argument 'g': {prefix}{name} holds Python objects, which .npz stores "
                                 "only by pickling")
             arrays[prefix + name] = value
-    np.savez(path, **arrays)
+    with open(os.fspath(path), "wb") as out:  # a file object: numpy.savez appends .npz to a name
+        np.savez(out, **arrays)
 
 
 def _stored_vector(path, key: str, values: np.ndarray, length: int) -> np.ndarray:
@@ -190,41 +195,49 @@ def _stored_count(path, key: str, value) -> int:
     return value
 
 
+# what numpy.load and reading a member raise on a missing, truncated or corrupt file (ValueError: not
+# an archive, or a member whose header does not parse)
+_UNREADABLE = (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error)
+
+
 def load(path, *, idtype=None):
-    """Load a graph written by :func:`save` (no pickle is ever read)."""
+    """Load a graph written by :func:`save` (no pickle is ever read).
+
+    A file that is missing, not an ``.npz`` archive, truncated or corrupt is refused with a ValueError
+    naming ``path`` and what went wrong; so is an archive without graphkern's arrays."""
     from .graph import Graph
 
     path = os.fspath(path)
     try:
-        archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+        with open(path, "rb") as fh:  # our handle: numpy.load leaves its own open when the zip is corrupt
+            archive = np.load(fh, allow_pickle=False)
+            single = not isinstance(archive, np.lib.npyio.NpzFile)
+            if not single:
+                with archive:  # every member read here: a truncated or corrupt one fails now, by name
+                    data = {key: archive[key] for key in archive.files}
+    except _UNREADABLE as exc:
         raise ValueError(f"argument 'path': expected an .npz file written by graphkern.graph.save, found "
-                         f"{path!r} ({exc})") from exc
-    if not isinstance(archive, np.lib.npyio.NpzFile):
+                         f"{path!r} unreadable ({type(exc).__name__}: {exc})") from exc
+    if single:
         raise ValueError(f"argument 'path': expected an .npz archive written by graphkern.graph.save, found a "
                          f"single array in {path!r}")
-    with archive as data:
-        missing = [key for key in ("src", "dst", "shape") if key not in data.files]
-        if missing:
-            raise ValueError(f"argument 'path': expected the arrays src, dst and shape in {path!r}, found "
-                             f"{sorted(data.files)} (missing {', '.join(missing)})")
-        num_src, num_dst, is_block = (_stored_count(path, "shape", x) for x in _stored_vector(path, "shape",
-                                                                                            data["shape"], 3))
-        num_nodes = (num_src, num_dst) if is_block else num_src
-        if not is_block and num_src != num_dst:
-            raise ValueError(f"argument 'path': {path!r} stores a square graph of {num_src} x {num_dst} nodes")
-        eids = data["eids"] if "eids" in data.files else None
-        space = None
-        if "num_edge_ids" in data.files:
-            space = _stored_count(path, "num_edge_ids", _stored_vector(path, "num_edge_ids", data["num_edge_ids"],
-                                                                       1)[0])
-        g = Graph.from_coo(data["src"], data["dst"], num_nodes=num_nodes, idtype=idtype, eids=eids,
-                           num_edge_ids=space)
-        for key in data.files:
-            if key in ("eids", "num_edge_ids"):
-                continue
-            if key.startswith("edata:"):
-                g.edata[key[6:]] = data[key]
-            elif key.startswith("ndata:"):
-                g.ndata[key[6:]] = data[key]
+    missing = [key for key in ("src", "dst", "shape") if key not in data]
+    if missing:
+        raise ValueError(f"argument 'path': expected the arrays src, dst and shape in {path!r}, found "
+                         f"{sorted(data)} (missing {', '.join(missing)})")
+    num_src, num_dst, is_block = (_stored_count(path, "shape", x) for x in _stored_vector(path, "shape",
+                                                                                        data["shape"], 3))
+    num_nodes = (num_src, num_dst) if is_block else num_src
+    if not is_block and num_src != num_dst:
+        raise ValueError(f"argument 'path': {path!r} stores a square graph of {num_src} x {num_dst} nodes")
+    eids = data.get("eids")
+    space = None
+    if "num_edge_ids" in data:
+        space = _stored_count(path, "num_edge_ids", _stored_vector(path, "num_edge_ids", data["num_edge_ids"], 1)[0])
+    g = Graph.from_coo(data["src"], data["dst"], num_nodes=num_nodes, idtype=idtype, eids=eids, num_edge_ids=space)
+    for key, value in data.items():
+        if key.startswith("edata:"):
+            g.edata[key[6:]] = value
+        elif key.startswith("ndata:"):
+            g.ndata[key[6:]] = value
     return g

@@ -107,6 +107,23 @@ def test_load_refuses_bad_archives(tmp_path):
         gk.graph.load(text)
 
 
+def test_load_refuses_truncated_and_corrupt_archives_by_path(tmp_path):
+    good = tmp_path / "good.npz"
+    g = _pair()
+    g.edata["w"] = np.arange(g.num_edges, dtype=np.float64)
+    gk.graph.save(g, good)
+    raw = good.read_bytes()
+    cuts = {"truncated_half": raw[: len(raw) // 2], "truncated_tail": raw[:-10], "no_bytes": b"",
+            "flipped": raw[:40] + bytes(b ^ 0xFF for b in raw[40:80]) + raw[80:]}
+    for name, content in cuts.items():
+        path = tmp_path / f"{name}.npz"
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=f"argument 'path': expected an .npz file .* found '{path}' unreadable"):
+            gk.graph.load(path)
+    with pytest.raises(ValueError, match="unreadable \\(FileNotFoundError"):
+        gk.graph.load(tmp_path / "absent.npz")
+
+
 def test_type_errors_name_the_module_of_what_was_found():
     nx = pytest.importorskip("networkx")
     for call in (lambda: gk.bfs(nx.Graph(), 0), lambda: gk.spmm(nx.Graph(), "copy_lhs", "sum", np.ones((1, 1)))):

@@ -112,6 +112,30 @@ def test_save_load_round_trip(tmp_path):
     np.testing.assert_array_equal(h.ndata["x"], g.ndata["x"])
 
 
+@pytest.mark.parametrize("name", ["g.npz", "g", "g.graph", "dir.npz/g"])
+def test_save_then_load_of_the_same_path_whatever_its_name(tmp_path, name):
+    """save writes at the path as given (numpy.savez would append .npz to 'g' and load('g') would fail)."""
+    g = gk.Graph.from_coo([0, 2, 1], [1, 0, 0], num_nodes=3)
+    path = tmp_path / name
+    path.parent.mkdir(exist_ok=True)
+    gk.graph.save(g, path)
+    assert path.is_file() and not (tmp_path / (name + ".npz")).exists()
+    np.testing.assert_array_equal(gk.graph.load(path).edges()[0], [0, 2, 1])
+    np.testing.assert_array_equal(gk.graph.load(str(path)).edges()[1], [1, 0, 0])
+
+
+def test_an_edge_list_with_a_utf8_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbf0 1\n1 2\n")
+    g = gk.graph.read_edgelist(path)
+    np.testing.assert_array_equal(g.edges()[0], [0, 1])
+    path.write_bytes(b"\xef\xbb\xbfsrc,dst\n0,1\n")  # a CSV header after the mark
+    np.testing.assert_array_equal(gk.graph.read_edgelist(path).edges()[1], [1])
+    path.write_bytes(b"0 1\n\xef\xbb\xbf1 2\n")  # a mark inside the file is not a mark: refused by line
+    with pytest.raises(ValueError, match="line 2 of"):
+        gk.graph.read_edgelist(path)
+
+
 def test_save_refuses_object_arrays(tmp_path):
     g = gk.Graph.from_coo([0], [1])
     g.ndata["names"] = np.array(["a", {"b": 1}], dtype=object)

@@ -1,5 +1,6 @@
 """How a :class:`~graphkern.graph.Graph` is made from user arrays: validated, converted to the id dtype,
-owned (copied when the caller could still change them), and on the GPU checked there.
+made private (``graphkern._validate.private``: copied when the caller could still reach them), and on the
+GPU checked there.
 
 The functions take the Graph class as ``cls`` (graph.py's constructors call them), so this module needs
 no import of graph.py.
@@ -17,18 +18,13 @@ from .._validate import (
     check_permutation,
     choose_idtype,
     is_device_array,
+    private,
     type_name,
 )
 from ._formats import CSR, FORMATS, normalise_formats
 
 # node counts past int64 cannot index an array (ids are int32 or int64)
 _MAX_COUNT = np.iinfo(np.int64).max
-
-
-def owned(arr: np.ndarray, caller) -> np.ndarray:
-    """``arr`` itself when it is new memory, else a copy: a graph never keeps a buffer its caller
-    can still change (a changed id after validation would send a compiled kernel out of bounds)."""
-    return arr.copy() if isinstance(caller, np.ndarray) and np.may_share_memory(arr, caller) else arr
 
 
 def id_space(num_edge_ids, num_edges: int) -> int:
@@ -71,11 +67,11 @@ def from_coo(cls, src, dst, num_nodes, idtype, formats, eids, num_edge_ids):
     check_ids_in_range("dst", dst, num_dst)
     space = id_space(num_edge_ids, src.size)
     dtype = choose_idtype("idtype", idtype, max(num_src, num_dst, src.size, space))
-    src = owned(as_index_array("src", src, dtype), given[0])
-    dst = owned(as_index_array("dst", dst, dtype), given[1])
+    src = private(as_index_array("src", src, dtype), given[0])
+    dst = private(as_index_array("dst", dst, dtype), given[1])
     identity = {"coo"}
     if eids is not None:
-        eids = owned(as_index_array("eids", eids, dtype), given[2])
+        eids = private(as_index_array("eids", eids, dtype), given[2])
         check_permutation("eids", eids, src.size, space)
         identity = set()
     return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=src.size, _idtype=dtype,
@@ -103,13 +99,13 @@ def from_compressed(cls, kind, indptr, indices, eids, num_other, idtype, formats
     check_ids_in_range("indices", indices, num_other)
     space = id_space(num_edge_ids, indices.size)
     dtype = choose_idtype("idtype", idtype, max(num_rows, num_other, indices.size, space))
-    indptr = owned(as_index_array("indptr", indptr, dtype), given[0])
-    indices = owned(as_index_array("indices", indices, dtype), given[1])
+    indptr = private(as_index_array("indptr", indptr, dtype), given[0])
+    indices = private(as_index_array("indices", indices, dtype), given[1])
     identity = set()
     if eids is None:
         identity.add(kind)
     else:
-        eids = owned(as_index_array("eids", eids, dtype), given[2])
+        eids = private(as_index_array("eids", eids, dtype), given[2])
         check_permutation("eids", eids, indices.size, space)
     num_src, num_dst = (num_rows, num_other) if kind == "csr" else (num_other, num_rows)
     return cls(_num_src=num_src, _num_dst=num_dst, _num_edges=indices.size, _idtype=dtype,

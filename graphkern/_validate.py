@@ -1,8 +1,8 @@
 """Input validation: the one place where user input is checked, before any compiled code runs.
 
 Every error names the argument, what was expected and what was found, so the message alone says how to
-fix the call. Checks never modify the caller's arrays; conversions make copies. Compiled kernels trust
-what passed here and do no checking of their own.
+fix the call. Checks never modify the caller's arrays; what is kept past the call is made private first
+(:func:`private`). Compiled kernels trust what passed here and do no checking of their own.
 """
 
 from __future__ import annotations
@@ -20,6 +20,27 @@ def is_device_array(obj: Any) -> bool:
     """True for CUDA device data: numba device arrays, any ``__cuda_array_interface__`` object (CuPy,
     torch CUDA tensors), and the simulator's device arrays (which carry no such interface)."""
     return hasattr(obj, "__cuda_array_interface__") or type(obj).__name__ == "FakeCUDAArray"
+
+
+def private(arr: np.ndarray, caller: Any) -> np.ndarray:
+    """``arr`` itself when it is memory no one else can reach, else a copy: the one ownership rule for every
+    array graphkern keeps past the call that received it (graph arrays, distributed matrices, what autograd
+    saves for backward).
+
+    ``arr`` is what a conversion of ``caller`` gave (``as_index_array``, ``np.asarray``...). It is private
+    only when it owns its memory and that memory is not the caller's: a view of anything (a NumPy slice, a
+    torch tensor's storage, a memoryview, an ``array.array``, a memory map) is copied, and so is the
+    caller's own array. Otherwise a caller who changes the buffer after the call, say an id after it was
+    validated, would send a compiled kernel out of bounds.
+
+    >>> import numpy as np
+    >>> mine = np.arange(3)
+    >>> private(mine, mine) is mine, private(np.asarray([0, 1]), [0, 1]).tolist()
+    (False, [0, 1])
+    """
+    shared = (arr is caller or not arr.flags.owndata
+              or (isinstance(caller, np.ndarray) and np.may_share_memory(arr, caller)))
+    return arr.copy() if shared else arr
 
 
 def type_name(value: Any) -> str:

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .._validate import as_index_array, check_indptr, check_int_scalar, to_host_array, type_name
+from .._validate import as_index_array, check_indptr, check_int_scalar, private, to_host_array, type_name
 from ._agree import check_counts, check_offsets, check_shape, check_values, key
 
 # The O(local nnz) scan of a built object's ids runs once per set of arrays: the object remembers the
@@ -76,6 +76,7 @@ def value_dtype(values):
 def local_rows(parts: int, indptr, indices, values, shape, col_offsets, cell_counts=None, xcsr=False):
     """``from_local``: this rank's own rows. Returns the converted arrays and what the ranks must share."""
     shape = check_shape("shape", shape)
+    indptr_given, indices_given, values_given = indptr, indices, values
     indptr = as_index_array("indptr", indptr, np.int64)
     indices = as_index_array("indices", indices, np.int64)
     check_indptr("indptr", indptr, indices.size)
@@ -87,12 +88,13 @@ def local_rows(parts: int, indptr, indices, values, shape, col_offsets, cell_cou
     else:
         values = check_values("values", values, indices.size)
     cols = None if col_offsets is None else check_offsets("col_offsets", col_offsets, parts, shape[1])
-    return SimpleNamespace(
+    given = (indptr_given, indices_given, values_given, cell_counts)
+    return SimpleNamespace(  # the matrix keeps these: none may be memory the caller can still change
         shape=shape,
-        indptr=indptr,
-        indices=indices,
-        values=values,
-        cell_counts=counts,
+        indptr=private(indptr, given[0]),
+        indices=private(indices, given[1]),
+        values=None if values is None else private(values, given[2]),
+        cell_counts=None if counts is None else private(counts, given[3]),
         col_offsets=cols,
         n_local=indptr.size - 1,
     )
@@ -128,13 +130,13 @@ def global_rows(
         vals = check_values("values", values, ids.shape[0])
         values = None if vals is None else vals[a:b]
     cols = None if col_offsets is None else check_offsets("col_offsets", col_offsets, parts, shape[1])
-    return SimpleNamespace(
+    return SimpleNamespace(  # the matrix keeps these: blocks of the caller's arrays are copied (private)
         shape=shape,
         row_offsets=offsets,
         indptr=indptr[lo : hi + 1] - a,
-        indices=local_ids,
-        values=values,
-        cell_counts=counts,
+        indices=private(local_ids, indices),
+        values=None if values is None else private(values, vals),
+        cell_counts=None if counts is None else private(counts, cell_counts),
         col_offsets=cols,
         nnz=ids.shape[0],
         dtype=None if vals is None else vals.dtype,

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from .. import segment as _segment
-from .._validate import as_index_array, check_choice, type_name
+from .._validate import as_index_array, check_choice, private, type_name
 from ._tensors import _array, _tensor
 
 __all__ = ["segment_mm", "gather_mm", "segment_reduce", "segment_softmax"]
@@ -25,7 +25,7 @@ def _host_lengths(name: str, seglen) -> np.ndarray:
     if isinstance(seglen, torch.Tensor):
         seglen = seglen.detach().cpu().numpy()
     lengths = as_index_array(name, seglen)
-    return lengths.astype(np.int64, copy=False)
+    return private(lengths.astype(np.int64, copy=False), seglen)  # kept for backward
 
 
 def _transposed(b: torch.Tensor) -> torch.Tensor:
@@ -92,7 +92,9 @@ def _index_tensor(name: str, idx, like: torch.Tensor) -> torch.Tensor | None:
         raise TypeError(f"argument '{name}': expected an integer tensor, found {idx.dtype}")
     if idx.dtype not in (torch.int32, torch.int64):
         idx = idx.to(torch.int64)
-    return idx.to(like.device)
+    # saved for backward: a copy, so that a caller who changes the array (which may share the memory of the
+    # tensor made from it) after the forward cannot change the backward
+    return idx.to(like.device, copy=True)
 
 
 class GatherMM(torch.autograd.Function):

@@ -75,6 +75,49 @@ def test_transpose_equals_the_serial_oracle(comm, case, uneven):
                      and np.array_equal(TT.values, A.values))
 
 
+def _kinds(values: np.ndarray):
+    """``values`` as each kind of buffer a caller may pass, with a function that overwrites it in place."""
+    import array
+
+    whole = np.zeros(2 * values.size, values.dtype)
+    whole[::2] = values
+    kinds = {"numpy": values.copy(), "numpy slice": whole[::2], "memoryview": memoryview(values.copy())}
+    if values.dtype == np.int64:
+        kinds["array.array"] = array.array("q", values.tolist())
+
+    def overwrite(obj, v):
+        if isinstance(obj, array.array):
+            obj[:] = array.array("q", [v] * len(obj))
+        else:
+            np.asarray(obj)[...] = v
+    return kinds, overwrite
+
+
+@pytest.mark.parametrize("entry", ["from_global", "from_local"])
+def test_a_matrix_keeps_no_buffer_its_caller_can_change(comm, entry):
+    """graphkern._validate.private at the distributed constructors: the caller overwrites its arrays (ids
+    past every column) after the call, and the transpose is still that of the untouched input."""
+    rng = np.random.default_rng(11)
+    indptr, cols, values, rows = random_csr(rng, 20, 20, 70)
+    want = oracle_transpose(indptr, cols, values, rows, 20)
+    offsets = even_offsets(20, comm.size)
+    lo, hi = offsets[comm.rank], offsets[comm.rank + 1]
+    for which in ("indptr", "indices", "values"):
+        arrays = {"indptr": indptr, "indices": cols, "values": values}
+        if entry == "from_local":
+            a, b = int(indptr[lo]), int(indptr[hi])
+            arrays = {"indptr": indptr[lo:hi + 1] - a, "indices": cols[a:b], "values": values[a:b]}
+        kinds, overwrite = _kinds(arrays[which])
+        for kind, obj in kinds.items():
+            given = dict(arrays, **{which: obj})
+            if entry == "from_global":
+                A = DistCSR.from_global(given["indptr"], given["indices"], given["values"], comm)
+            else:
+                A = DistCSR.from_local(given["indptr"], given["indices"], given["values"], comm, (20, 20))
+            overwrite(obj, 10**9)
+            assert same_on_root(comm, transpose(A).gather(), want), (which, kind)
+
+
 def test_structured_values_and_no_values(comm):
     rng = np.random.default_rng(3)
     indptr, cols, values, rows = random_csr(rng, 20, 20, 70)

@@ -37,7 +37,7 @@ def _types(name: str, x_type, rows: int, num_types: int, device) -> torch.Tensor
         raise TypeError(f"argument '{name}': expected an integer tensor, found {x_type.dtype}")
     if x_type.dim() != 1 or x_type.shape[0] != rows:
         raise ValueError(f"argument '{name}': expected shape ({rows},), found {tuple(x_type.shape)}")
-    x_type = x_type.to(device=device, dtype=torch.int64)
+    x_type = x_type.to(device=device, dtype=torch.int64, copy=True)  # kept for backward: the caller's no more
     if rows:
         lo, hi = int(x_type.min()), int(x_type.max())
         if lo < 0 or hi >= num_types:

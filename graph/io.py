@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 import zlib
 
@@ -127,17 +128,55 @@ def _narrow(column: np.ndarray) -> np.ndarray:
     return column
 
 
+_MTX_FIELDS = {"pattern": 2, "integer": 3, "real": 3, "double": 3, "complex": 4}
+_INTEGER_TEXT = re.compile(rb"[+-]?[0-9]+")
+
+
+def _check_mtx_entries(path: str) -> str | None:
+    """Refuse what ``scipy.io.mmread`` would read inexactly, by line: an entry line with more or fewer
+    fields than the header's field declares (a pattern file's values were ignored) and, in an integer
+    file, a value that is not an integer (``1.5`` was truncated to 1). Returns the declared field of a
+    coordinate file (None for other files, which scipy's own checks and messages cover)."""
+    with open(path, "rb") as fh:
+        header = fh.readline().split()
+        if len(header) < 4 or header[0].lower() != b"%%matrixmarket" or header[2].lower() != b"coordinate":
+            return None
+        field = header[3].lower().decode("ascii", "replace")
+        fields = _MTX_FIELDS.get(field)
+        if fields is None:
+            return None
+        size_seen = False
+        for number, line in enumerate(fh, start=2):
+            tokens = line.split()
+            if not tokens or tokens[0].startswith(b"%"):
+                continue
+            if not size_seen:  # "rows cols entries"
+                size_seen = True
+                continue
+            if len(tokens) != fields:
+                raise ValueError(f"argument 'path': line {number} of {path!r}: expected {fields} fields in a "
+                                 f"{field} matrix, found {len(tokens)}")
+            if field == "integer" and not _INTEGER_TEXT.fullmatch(tokens[2]):
+                raise ValueError(f"argument 'path': line {number} of {path!r}: expected an integer value in an "
+                                 f"integer matrix, found {tokens[2].decode('ascii', 'replace')!r}")
+    return field
+
+
 def read_mtx(path, *, idtype=None, edge_data: str | None = "weight"):
     """Read a Matrix Market file (through ``scipy.io.mmread``): an edge per stored non-zero.
 
     A symmetric matrix yields both directions; values go to ``g.edata[edge_data]`` unless the file is a
-    pattern matrix or ``edge_data`` is None.
+    pattern matrix or ``edge_data`` is None. Values are read as the header's field declares them, or the
+    file is refused by line: an integer file holding ``1.5``, a pattern file with values, an entry with a
+    missing field.
     """
     import scipy.io
     import scipy.sparse as sp
 
     from .graph import Graph
 
+    if _check_mtx_entries(os.fspath(path)) == "pattern":
+        edge_data = None  # a pattern stores no values (scipy would hand over ones)
     matrix = scipy.io.mmread(os.fspath(path))
     matrix = sp.csr_array(matrix)
     return Graph.from_scipy(matrix, idtype=idtype, edge_data=edge_data)

@@ -99,6 +99,34 @@ def test_matrix_market(tmp_path):
     assert abs(g.to_scipy(data=g.edata["weight"]).astype(np.float64) - A.tocsr()).max() < 1e-12
 
 
+MTX_HEADER = "%%MatrixMarket matrix coordinate {field} general\n% a comment\n3 3 2\n"
+
+
+@pytest.mark.parametrize("field, entries, message", [
+    ("integer", "1 2 5\n2 3 1.5\n", "line 5 of .*: expected an integer value in an integer matrix, found '1.5'"),
+    ("integer", "1 2 5\n2 3 2e3\n", "found '2e3'"),
+    ("pattern", "1 2\n2 3 7\n", "line 5 of .*: expected 2 fields in a pattern matrix, found 3"),
+    ("real", "1 2 0.5\n2 3\n", "expected 3 fields in a real matrix, found 2"),
+])
+def test_matrix_market_values_are_read_as_declared_or_refused_by_line(tmp_path, field, entries, message):
+    path = tmp_path / "m.mtx"
+    path.write_text(MTX_HEADER.format(field=field) + entries)
+    with pytest.raises(ValueError, match=message):
+        gk.graph.read_mtx(path)
+
+
+def test_matrix_market_exact_values(tmp_path):
+    path = tmp_path / "m.mtx"
+    path.write_text(MTX_HEADER.format(field="integer") + "1 2 -5\n2 3 7\n")
+    g = gk.graph.read_mtx(path)
+    assert g.edata["weight"].tolist() == [-5, 7] and g.edges()[0].tolist() == [0, 1]
+    path.write_text(MTX_HEADER.format(field="real") + "1 2 0.1\n3 1 1e-300\n")
+    assert gk.graph.read_mtx(path).edata["weight"].tolist() == [0.1, 1e-300]  # bit-exact
+    path.write_text(MTX_HEADER.format(field="pattern") + "1 2\n2 3\n")
+    g = gk.graph.read_mtx(path)
+    assert "weight" not in g.edata and g.edges()[1].tolist() == [1, 2]
+
+
 def test_save_load_round_trip(tmp_path):
     g = gk.Graph.from_coo([0, 2, 1], [1, 0, 0], num_nodes=(3, 2))
     g.edata["w"] = np.array([1.5, 2.5, 3.5])

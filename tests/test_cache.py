@@ -114,25 +114,40 @@ def test_the_cache_folder_follows_the_platform_convention(monkeypatch, tmp_path)
     assert not _numba_cache.is_graphkern_source(os.__file__)
 
 
+@pytest.fixture(scope="module")
+def installed_prefix(tmp_path_factory):
+    """graphkern pip-installed with ``--target`` into a prefix, once for the tests here that need an installed
+    copy: each works on a copy of it (:func:`_copy_of`), which it may make read-only or edit."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    prefix = tmp_path_factory.mktemp("installed") / "prefix"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                          "--target", str(prefix), str(root)], capture_output=True, text=True, timeout=600)
+    assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-2000:]
+    return prefix
+
+
+def _copy_of(prefix, tmp_path):
+    import shutil
+
+    copy = tmp_path / "prefix"
+    shutil.copytree(prefix, copy, symlinks=True)
+    return copy
+
+
 def _saved_and_loaded(stdout):
     saved = [line for line in stdout.splitlines() if "data saved" in line]
     loaded = [line for line in stdout.splitlines() if "data loaded" in line]
     return saved, loaded
 
 
-def test_an_install_into_a_read_only_prefix_caches_per_user_and_the_next_process_loads(tmp_path):
+def test_an_install_into_a_read_only_prefix_caches_per_user_and_the_next_process_loads(installed_prefix, tmp_path):
     """pip installs graphkern into a prefix that is then made read-only (a system or shared install): the
     first process compiles into the per-user folder, the second loads everything from there."""
-    import shutil
     import stat
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
-    prefix = tmp_path / "prefix"
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                          "--target", str(prefix), str(root)], capture_output=True, text=True, timeout=600)
-    assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-2000:]
-    shutil.rmtree(tmp_path / "build", ignore_errors=True)
+    prefix = _copy_of(installed_prefix, tmp_path)
     for path in [prefix, *prefix.rglob("*")]:
         path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "GRAPHKERN_CACHE_DIR", "PYTHONPATH")}
@@ -195,18 +210,14 @@ def test_precompile_refuses_unknown_choices():
 
 
 def test_a_checkout_and_an_installed_copy_of_the_same_source_share_entries_and_a_changed_helper_does_not(
-        tmp_path):
+        installed_prefix, tmp_path):
     """The cache is keyed by content and by the place in the package, not by the absolute path: a wheel
     installed elsewhere loads what the checkout compiled (CI installs graphkern twice, and pays once).
     An edit to a module that a kernel's file imports (here the partitioner that the degree count's file,
     the count sort, imports) makes a new entry: the compiled kernel froze that module's functions."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
-    prefix = tmp_path / "prefix"
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                          "--target", str(prefix), str(root)], capture_output=True, text=True, timeout=600)
-    assert pip.returncode == 0, pip.stdout[-2000:] + pip.stderr[-2000:]
+    prefix = _copy_of(installed_prefix, tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
     env.update(GRAPHKERN_CACHE_DIR=str(tmp_path / "cache"), NUMBA_DEBUG_CACHE="1")
 

@@ -84,7 +84,7 @@ def test_incremental_bfs_on_the_device(symmetric):
         e = np.concatenate([e, e[::-1]], axis=1)
     dg.apply(insert=(e[0], e[1]))
     inc = gk.IncrementalBFS(dg, 0, symmetric=symmetric, fallback_fraction=1.0)
-    for _ in range(2):  # a third random batch of the same kind reaches nothing new
+    for _ in range(2):  # a third batch of the same kind ran no kernel line the file does not run otherwise
         src, dst, _ = (a.copy_to_host() for a in dg.edges())
         pick = rng.integers(0, src.size, 4)
         new = rng.integers(0, n, (2, 4))

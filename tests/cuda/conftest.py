@@ -32,18 +32,23 @@ if not SIMULATED and not _gpu_usable():
     pytest.skip("tests/cuda need NUMBA_ENABLE_CUDASIM=1 (tools/run_tests.py sets it) or a usable GPU",
                 allow_module_level=True)
 
+# The simulator's block manager polls its threads while holding the GIL, and the threads of a block take
+# turns at every barrier: how often Python switches threads sets the pace. test_sort_and_graph.py, one run
+# after another on the 2-core machine: 45 s of wall time at a 20 us interval, 25 s at 1 ms, 22 s at 0.5 ms.
+# Subprocesses that run the simulator (tests/cuda/test_gpu_check.py) set it too.
+SWITCH_INTERVAL = 5e-4
+
 if SIMULATED:
-    # The simulator's block manager polls its threads while holding the GIL; a short switch interval lets
-    # the threads that wait at a barrier run sooner (simulated reductions finish faster).
-    sys.setswitchinterval(2e-5)
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 def _lock_simulated_shared_arrays():
     """numba-cuda 0.30's simulator makes a block's ``cuda.shared.array`` on first use with a check-then-set
     on a dict and no lock, so two threads of a block can get different arrays (seen here as a hub row's
-    partial sums read back as zeros). The same lookup (by the caller's file and line), under a lock."""
+    partial sums read back as zeros). The same lookup (by the caller's file and line), under a lock; the
+    key is read from the caller's frame, not from a whole extracted stack (every simulated thread of a
+    block asks for every shared array of its kernel)."""
     import threading
-    import traceback
 
     from numba.cuda.simulator import kernelapi
 
@@ -60,7 +65,8 @@ def _lock_simulated_shared_arrays():
 
         if isinstance(dtype, types.Type):
             dtype = numpy_support.as_dtype(dtype)
-        caller = traceback.extract_stack(sys._getframe())[-2][0:2]
+        frame = sys._getframe(1)
+        caller = (frame.f_code.co_filename, frame.f_lineno)
         with lock:
             res = self._allocations.get(caller)
             if res is None:

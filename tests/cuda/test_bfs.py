@@ -27,9 +27,13 @@ def test_kronecker_all_algorithms(algorithm):
             np.testing.assert_array_equal(res.parents.copy_to_host(), gk.bfs(g, source, algorithm="spmsv").parents)
 
 
-@pytest.mark.parametrize("case", ["isolated_and_zero_in_degree", "self_loops", "multi_edges", "hub_60",
-                                  "random_300"])
-def test_graph_cases_directed(case, idtype):
+DIRECTED_CASES = ["isolated_and_zero_in_degree", "self_loops", "multi_edges", "hub_60", "random_300"]
+
+
+@pytest.mark.parametrize("case", DIRECTED_CASES)
+def test_graph_cases_directed(case):
+    # alternate the id dtype over the cases (both are covered; each case costs simulated searches)
+    idtype = np.dtype(np.int32 if DIRECTED_CASES.index(case) % 2 else np.int64)
     src, dst, n = CASES[case]()
     g = gk.Graph.from_coo(src, dst, num_nodes=n, idtype=idtype)
     for algorithm in ("direction_optimizing", "bottom_up"):
@@ -137,8 +141,17 @@ SHAPES = {"cooperative": dict(cuda_bfs_cooperative=1),
           "phases_default": dict(cuda_bfs_cooperative=0)}
 
 
-@pytest.mark.parametrize("shape", list(SHAPES))
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+# Each shape with two algorithms that push and pull between them (direction_optimizing does both), each
+# algorithm under a cooperative and a per-phase shape: the phases are the same device functions whichever
+# launch runs them, and the full cross product (20 cases) adds simulated searches, not paths.
+SHAPE_ALGORITHMS = [("cooperative", "direction_optimizing"), ("cooperative", "spmsv"),
+                    ("cooperative_one_thread", "top_down"), ("cooperative_one_thread", "bottom_up"),
+                    ("cooperative_37_threads", "direction_optimizing"), ("cooperative_37_threads", "bottom_up"),
+                    ("phases_3x5", "top_down"), ("phases_3x5", "spmsv"),
+                    ("phases_default", "direction_optimizing"), ("phases_default", "bottom_up")]
+
+
+@pytest.mark.parametrize("shape,algorithm", SHAPE_ALGORITHMS)
 def test_hub_paths_under_any_launch_shape(algorithm, shape, low_bfs_thresholds):
     g = _two_hubs()
     src, dst, n = CASES["random_300"]()
@@ -149,13 +162,16 @@ def test_hub_paths_under_any_launch_shape(algorithm, shape, low_bfs_thresholds):
         _check(gk.Graph.from_coo(src, dst, num_nodes=n), 0, algorithm, directed=True)
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_path_star_no_edges_isolated_source(algorithm, low_bfs_thresholds, idtype):
-    # high diameter: 99 levels in one search, each its own pass through the phases of a level (one
+# each algorithm in one id type, each id type under two algorithms (the kernels take either)
+@pytest.mark.parametrize("algorithm,idtype", [("direction_optimizing", np.int64), ("top_down", np.int32),
+                                              ("bottom_up", np.int32), ("spmsv", np.int64)],
+                         ids=["direction_optimizing-int64", "top_down-int32", "bottom_up-int32", "spmsv-int64"])
+def test_path_star_no_edges_isolated_source(algorithm, idtype, low_bfs_thresholds):
+    # high diameter: 49 levels in one search, each its own pass through the phases of a level (one
     # cooperative launch holds them all, the level log has a row for each), bottom-up levels that scan
-    # every unvisited vertex to find one; in both id types
-    res = _check(_path(100, idtype), 0, algorithm)
-    assert res.depth == 99 and len(res.trace) == 100 and res.trace[-1][3] == 0  # the last level finds none
+    # every unvisited vertex to find one
+    res = _check(_path(50, idtype), 0, algorithm)
+    assert res.depth == 49 and len(res.trace) == 50 and res.trace[-1][3] == 0  # the last level finds none
     star = _star()
     _check(star, 0, algorithm)
     _check(star, 5, algorithm)

@@ -84,7 +84,7 @@ def test_incremental_bfs_on_the_device(symmetric):
         e = np.concatenate([e, e[::-1]], axis=1)
     dg.apply(insert=(e[0], e[1]))
     inc = gk.IncrementalBFS(dg, 0, symmetric=symmetric, fallback_fraction=1.0)
-    for _ in range(3):
+    for _ in range(2):  # a third batch of the same kind ran no kernel line the file does not run otherwise
         src, dst, _ = (a.copy_to_host() for a in dg.edges())
         pick = rng.integers(0, src.size, 4)
         new = rng.integers(0, n, (2, 4))
@@ -101,11 +101,12 @@ def test_incremental_bfs_on_the_device(symmetric):
     assert inc.full_searches == 1
 
 
-@pytest.mark.parametrize("shape", [None, (1, 1), (3, 33)])
+@pytest.mark.parametrize("shape", [None, (1, 1), (2, 20)])
 def test_incremental_bfs_through_a_hub_row(shape):
     """A hub whose out-row holds most of the graph: cutting its tree edge sends the whole subtree through
     the slot-parallel kernels (collection, re-attachment through the reverse rows, relaxation), one
-    thread per slot of the hub's row, whatever the launch shape."""
+    thread per slot of the hub's row, whatever the launch shape: the simulator's one block of 64 threads,
+    one thread, or two blocks of 20 (no multiple of 32, fewer threads than the row has slots)."""
     from graphkern.kernels.cuda.launch import launch_shape
 
     n = 60

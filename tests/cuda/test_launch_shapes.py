@@ -117,7 +117,15 @@ def test_sddmm_and_edge_softmax(shape):
         np.testing.assert_allclose(_host(got), gk.edge_softmax(g, z, norm_by), rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("algorithm", ["direction_optimizing", "top_down", "bottom_up", "spmsv"])
+# each shape with two algorithms that push and pull between them (direction_optimizing does both), each
+# algorithm under two or three shapes: the four share the phases' kernels
+SHAPE_ALGORITHMS = [((1, 1), "direction_optimizing"), ((1, 1), "bottom_up"), ((4, 1), "top_down"), ((4, 1), "spmsv"),
+                    ((2, 48), "direction_optimizing"), ((2, 48), "spmsv"), ((3, 33), "top_down"),
+                    ((3, 33), "bottom_up"), ((1, BLOCK), "direction_optimizing"), ((1, BLOCK), "spmsv")]
+
+
+@pytest.mark.parametrize("shape,algorithm", SHAPE_ALGORITHMS, indirect=["shape"],
+                         ids=[f"{b}x{t}-{a}" for (b, t), a in SHAPE_ALGORITHMS])
 def test_bfs(shape, algorithm):
     g = _graph("random_300")
     res = gk.bfs(g, 0, algorithm=algorithm, backend="cuda")
@@ -126,6 +134,12 @@ def test_bfs(shape, algorithm):
     gk.graph500.validate(g, 0, res.parents, res.levels, directed=True)
 
 
+# the id types alternate over the shapes (the sort and the formats take either in one code path)
+SHAPE_IDTYPES = [(shape, np.dtype(np.int32 if i % 2 else np.int64)) for i, shape in enumerate(SHAPES)]
+
+
+@pytest.mark.parametrize("shape,idtype", SHAPE_IDTYPES, indirect=["shape"],
+                         ids=[f"{b}x{t}-{d}" for (b, t), d in SHAPE_IDTYPES])
 def test_count_sort_and_device_formats(shape, idtype):
     rng = np.random.default_rng(3)
     keys = rng.integers(0, 300, 600)  # one tile and one scan tile (the multi-tile paths: test_sort_kernels.py)

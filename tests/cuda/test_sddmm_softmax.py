@@ -22,8 +22,14 @@ def _rows(g, target, shape, seed):
     return np.random.default_rng(seed).uniform(0.5, 2.0, (n,) + shape)
 
 
-@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "copy_lhs", "copy_rhs"])
-@pytest.mark.parametrize("targets", [("u", "v"), ("e", "u"), ("v", "e")])
+# the targets are a run-time argument of the op's one kernel: every op under two of the target pairs,
+# every pair under four ops, each side of every pair read by a copy
+OP_TARGETS = [("add", ("u", "v")), ("add", ("e", "u")), ("sub", ("e", "u")), ("sub", ("v", "e")),
+              ("mul", ("v", "e")), ("mul", ("u", "v")), ("div", ("u", "v")), ("div", ("v", "e")),
+              ("copy_lhs", ("u", "v")), ("copy_lhs", ("e", "u")), ("copy_rhs", ("e", "u")), ("copy_rhs", ("v", "e"))]
+
+
+@pytest.mark.parametrize("op,targets", OP_TARGETS, ids=[f"{op}-{lt}{rt}" for op, (lt, rt) in OP_TARGETS])
 def test_elementwise_ops(op, targets):
     g = _graph("multi_edges")
     lt, rt = targets
@@ -88,8 +94,11 @@ def test_edge_softmax_by_source_multi_head_float32_and_float16():
 LADDER = [0, 1, 2, 3, 6, 7, 0, 40, 5, 2, 1, 70, 32]
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
-@pytest.mark.parametrize("norm_by", ["dst", "src"])
+# each dtype, each direction (the same kernels over the CSC or the CSR), float16 (float32 accumulation)
+# both ways
+@pytest.mark.parametrize("dtype,norm_by", [(np.float64, "src"), (np.float32, "dst"), (np.float16, "dst"),
+                                           (np.float16, "src")], ids=["float64-src", "float32-dst", "float16-dst",
+                                                                      "float16-src"])
 def test_edge_softmax_every_row_class(dtype, norm_by, low_softmax_degrees):
     from graphkern.kernels.cuda import edge_softmax as K
 

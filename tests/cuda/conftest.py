@@ -35,7 +35,7 @@ if not SIMULATED and not _gpu_usable():
 # The simulator's block manager polls its threads while holding the GIL, and the threads of a block take
 # turns at every barrier: how often Python switches threads sets the pace. test_sort_and_graph.py, one run
 # after another on the 2-core machine: 45 s of wall time at a 20 us interval, 25 s at 1 ms, 22 s at 0.5 ms.
-# Subprocesses that run the simulator (tests/cuda/test_gpu_check.py) set it too.
+# Subprocesses that run the simulator (tests/cuda/test_gpu_check.py) start with SUBPROCESS_SETUP below.
 SWITCH_INTERVAL = 5e-4
 
 if SIMULATED:
@@ -79,6 +79,12 @@ def _lock_simulated_shared_arrays():
 
 if SIMULATED:
     _lock_simulated_shared_arrays()
+
+# The first line of a subprocess that runs the simulator: this module, so the subprocess has the suite's
+# switch interval and, above all, the shared-array lock (without it, at this interval, two threads of a
+# block were seen to get different arrays in a subprocess: a scan read uninitialised memory).
+SUBPROCESS_SETUP = (f"import sys; sys.path[:0] = [{str(Path(__file__).resolve().parent)!r}, "
+                    f"{str(Path(__file__).resolve().parents[1])!r}]; import conftest")
 
 
 def small_hub():

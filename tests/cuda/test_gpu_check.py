@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import SWITCH_INTERVAL
+from conftest import SUBPROCESS_SETUP
 
 SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "gpu_check.py"
 
@@ -14,8 +14,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "gpu_check.py"
 # Runs tools/gpu_check.py --quick in the simulator with every kernel launch recorded (the simulator's kernel
 # class is wrapped before the tool imports anything), then writes the launched kernels' names.
 RECORDING_RUN = f"""
+{SUBPROCESS_SETUP}  # the suite's switch interval and shared-array lock (conftest.py)
 import json, sys
-sys.setswitchinterval({SWITCH_INTERVAL})  # as in this suite's process (conftest.py)
 from numba.cuda.simulator.kernel import FakeCUDAKernel
 
 launched = set()
@@ -142,8 +142,8 @@ def test_graphkern_bench_runs_on_the_cuda_backend():
     # two families end to end (the sparse kernels and BFS on the device run in gpu_check --quick above), on
     # a Kronecker graph of scale 4 (16 nodes, 256 generated edges): every row's path at the least cost in
     # the simulator
-    # `python -m graphkern.cli`, with this suite's thread switch interval (conftest.py)
-    as_module = (f"import runpy, sys; sys.setswitchinterval({SWITCH_INTERVAL}); "
+    # `python -m graphkern.cli`, with this suite's switch interval and shared-array lock (conftest.py)
+    as_module = (f"{SUBPROCESS_SETUP}; import runpy; "
                  "runpy.run_module('graphkern.cli', run_name='__main__', alter_sys=True)")
     proc = subprocess.run([sys.executable, "-c", as_module, "bench", "--backend", "cuda", "--quick", "--scale",
                            "4", "--repeat", "1", "--no-progress", "--family", "convert", "--family", "dynamic"],

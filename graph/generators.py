@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import check_int_scalar
+from .._validate import INT64_MAX, check_int_scalar
 from ..kernels.cpu import generate as _gen
 
 __all__ = ["kronecker_edges", "kronecker", "uniform_edges", "uniform", "graph500_random_doubles"]
@@ -164,7 +164,7 @@ def uniform_edges(num_nodes: int, num_edges: int, seed: int = 0, *, dtype=None):
     (1000, True)
     """
     num_nodes = check_int_scalar("num_nodes", num_nodes, low=1, high=(1 << 32) - 1)
-    num_edges = check_int_scalar("num_edges", num_edges, low=0, high=np.iinfo(np.int64).max)
+    num_edges = check_int_scalar("num_edges", num_edges, low=0, high=INT64_MAX)
     seed = check_int_scalar("seed", seed, low=0)
     if dtype is None:
         dtype = np.int32 if num_nodes <= np.iinfo(np.int32).max else np.int64

@@ -14,6 +14,7 @@ import numpy as np
 
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 INT32_MAX = int(np.iinfo(np.int32).max)
+INT64_MAX = int(np.iinfo(np.int64).max)  # the widest index type: every count and id must fit it
 
 
 def is_device_array(obj: Any) -> bool:
@@ -30,16 +31,17 @@ def private(arr: np.ndarray, caller: Any) -> np.ndarray:
     ``arr`` is what a conversion of ``caller`` gave (``as_index_array``, ``np.asarray``...). It is private
     only when it owns its memory and that memory is not the caller's: a view of anything (a NumPy slice, a
     torch tensor's storage, a memoryview, an ``array.array``, a memory map) is copied, and so is the
-    caller's own array. Otherwise a caller who changes the buffer after the call, say an id after it was
-    validated, would send a compiled kernel out of bounds.
+    caller's own array and whatever another kind of object's ``__array__`` handed over (it may be that
+    object's own memory; only a list or tuple always converts to new memory). Otherwise a caller who
+    changes the buffer after the call, say an id after it was validated, would send a compiled kernel out
+    of bounds.
 
     >>> import numpy as np
     >>> mine = np.arange(3)
     >>> private(mine, mine) is mine, private(np.asarray([0, 1]), [0, 1]).tolist()
     (False, [0, 1])
     """
-    shared = (arr is caller or not arr.flags.owndata
-              or (isinstance(caller, np.ndarray) and np.may_share_memory(arr, caller)))
+    shared = arr is caller or not arr.flags.owndata or not isinstance(caller, (np.ndarray, list, tuple))
     return arr.copy() if shared else arr
 
 

@@ -35,11 +35,11 @@ def search_keys(g, num_keys: int = 64, seed=2) -> np.ndarray:
     >>> gk.graph500.search_keys(g, 8).tolist()
     [458, 214, 220, 966, 395, 9, 848, 777]
     """
-    from ._validate import check_int_scalar
+    from ._validate import INT64_MAX, check_int_scalar
     from .graph import DynamicGraph
     from .graph.generators import graph500_random_doubles
 
-    num_keys = check_int_scalar("num_keys", num_keys, low=0, high=np.iinfo(np.int64).max)
+    num_keys = check_int_scalar("num_keys", num_keys, low=0, high=INT64_MAX)
     if isinstance(g, DynamicGraph):
         g = g.snapshot()
     n = g.num_src

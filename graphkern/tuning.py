@@ -38,11 +38,11 @@ import threading
 import typing
 from dataclasses import dataclass
 
+from ._validate import INT64_MAX  # knobs reach compiled code as int64
+
 __all__ = ["Tuning", "current", "tuned", "ENV_VAR"]
 
 ENV_VAR = "GRAPHKERN_TUNING"
-
-INT_MAX = 2**63 - 1  # knobs reach compiled code as int64
 
 
 def knob(default, *, low=0, high=None):
@@ -352,7 +352,7 @@ def _range(name: str) -> tuple:
     """The inclusive range of knob ``name``: (low, high), high None for an unbounded float knob."""
     meta = _FIELDS[name].metadata
     high = meta["high"]
-    return meta["low"], (INT_MAX if high is None and _TYPES[name] is int else high)
+    return meta["low"], (INT64_MAX if high is None and _TYPES[name] is int else high)
 
 
 def _expected(name: str) -> str:

@@ -76,7 +76,7 @@ def value_dtype(values):
 def local_rows(parts: int, indptr, indices, values, shape, col_offsets, cell_counts=None, xcsr=False):
     """``from_local``: this rank's own rows. Returns the converted arrays and what the ranks must share."""
     shape = check_shape("shape", shape)
-    indptr_given, indices_given, values_given = indptr, indices, values
+    given = {"indptr": indptr, "indices": indices, "values": values, "cell_counts": cell_counts}
     indptr = as_index_array("indptr", indptr, np.int64)
     indices = as_index_array("indices", indices, np.int64)
     check_indptr("indptr", indptr, indices.size)
@@ -88,13 +88,12 @@ def local_rows(parts: int, indptr, indices, values, shape, col_offsets, cell_cou
     else:
         values = check_values("values", values, indices.size)
     cols = None if col_offsets is None else check_offsets("col_offsets", col_offsets, parts, shape[1])
-    given = (indptr_given, indices_given, values_given, cell_counts)
     return SimpleNamespace(  # the matrix keeps these: none may be memory the caller can still change
         shape=shape,
-        indptr=private(indptr, given[0]),
-        indices=private(indices, given[1]),
-        values=None if values is None else private(values, given[2]),
-        cell_counts=None if counts is None else private(counts, given[3]),
+        indptr=private(indptr, given["indptr"]),
+        indices=private(indices, given["indices"]),
+        values=None if values is None else private(values, given["values"]),
+        cell_counts=None if counts is None else private(counts, given["cell_counts"]),
         col_offsets=cols,
         n_local=indptr.size - 1,
     )

@@ -81,11 +81,14 @@ def _start_pytest(args, env=None, prefix=(), junit=None, log=None):
     # passive waits; most of its time is the 10^5 one-level kernels of the long path).
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     out = open(log, "w") if log else None  # noqa: SIM115 (closed by _wait)
-    return subprocess.Popen(cmd, env=env, cwd=TESTS, stdout=out, stderr=subprocess.STDOUT if out else None), out
+    started = time.perf_counter()
+    process = subprocess.Popen(cmd, env=env, cwd=TESTS, stdout=out, stderr=subprocess.STDOUT if out else None)
+    return process, out, started
 
 
-def _wait(label, started, run) -> int:
-    process, out = run
+def _wait(label, run) -> int:
+    """Wait for a run of :func:`_start_pytest`, keep its wall time under ``label``, show its log."""
+    process, out, started = run
     code = process.wait()
     _STEP_TIMES.append((label, time.perf_counter() - started))
     if out is not None:
@@ -95,8 +98,7 @@ def _wait(label, started, run) -> int:
 
 
 def _pytest(label, args, env=None, prefix=(), junit=None):
-    started = time.perf_counter()
-    return _wait(label, started, _start_pytest(args, env, prefix, junit))
+    return _wait(label, _start_pytest(args, env, prefix, junit))
 
 
 def _take_option(args: list[str], name: str) -> str | None:
@@ -134,7 +136,6 @@ def main(argv: list[str]) -> int:
     cuda = TESTS / "cuda"
     cuda_run = None
     if _has_tests(cuda):
-        cuda_started = time.perf_counter()
         cuda_run = _start_pytest([*_workers(), str(cuda), *extra], env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"),
                                  junit=tmp / "cuda.xml", log=tmp / "cuda.log")
     else:
@@ -152,7 +153,7 @@ def main(argv: list[str]) -> int:
 
     if cuda_run is not None:
         print("(waiting for the simulator suite)", flush=True)
-        if _wait("simulator suite", cuda_started, cuda_run) != 0:
+        if _wait("simulator suite", cuda_run) != 0:
             failed_runs.append("cuda (simulator)")
         for i, v in enumerate(_counts(tmp / "cuda.xml")):
             totals[i] += v

@@ -35,7 +35,8 @@ def config_dict() -> dict:
     info["numba_threads"] = numba.get_num_threads()
     info["numba_threading_layer"] = _threading_layer()
     info["numba_cache_dir"] = os.environ.get("NUMBA_CACHE_DIR") or str(_numba_cache.cache_root())
-    info["numba_inline_copy"] = "one memo (graphkern)" if _numba_inline.installed() else "numba's own"
+    changes = _numba_inline.installed_changes()
+    info["numba_compile_changes"] = ", ".join(changes) if changes else "none (numba's own)"
     if os.environ.get("GRAPHKERN_SKIP_CUDA_PROBE") == "1":
         info["cuda"] = "not probed (GRAPHKERN_SKIP_CUDA_PROBE=1)"
     else:

@@ -140,3 +140,59 @@ def degree_ladder(degrees, seed=0):
     src = rng.integers(0, n, dst.size)
     order = rng.permutation(dst.size)
     return src[order], dst[order], n
+
+
+# What the CUDA results are compared with: the NumPy references of tests/reference.py, in graphkern's
+# output shapes. (Not the CPU backend: its kernels would compile here in shapes and dtypes that the main
+# suite, which tests the CPU backend against the same references, does not use.)
+
+
+def _slots(g):
+    """The edges as ``(src, dst, eids)`` in int64 (the COO's, or the CSR's where the graph allows no COO),
+    and each edge id's slot in them (-1 for unused ids)."""
+    if g.allows_format("coo"):
+        src, dst, eids = (np.asarray(a, np.int64) for a in g.coo())
+    else:
+        indptr, dst, eids = (np.asarray(a, np.int64) for a in g.csr())
+        src = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    slot_of_id = np.full(g.num_edge_ids, -1, np.int64)
+    slot_of_id[eids] = np.arange(eids.size)
+    return src, dst, eids, slot_of_id
+
+
+def expected_spmm(g, op, reduce, x=None, w=None):
+    """``(out, arg_u, arg_e)`` of ``gk.spmm(g, op, reduce, x, w, return_arg=True)`` by the reference: ties
+    to the first edge in CSC order, empty rows 0 and -1; ``arg_u`` is None for copy_rhs, ``arg_e`` for
+    copy_lhs (as graphkern returns them)."""
+    import reference as ref
+
+    src, dst, eids, slot_of_id = _slots(g)
+    csc_slots = slot_of_id[np.asarray(g.csc().eids, np.int64)]
+    out, arg_u, arg_e = ref.spmm(src, dst, csc_slots, g.num_dst, op, reduce, x, None if w is None else w[eids])
+    if eids.size:
+        arg_e = np.where(arg_e >= 0, eids[np.maximum(arg_e, 0)], -1)  # slots back to edge ids
+    return out, (None if op == "copy_rhs" else arg_u), (None if op == "copy_lhs" else arg_e)
+
+
+def expected_sddmm(g, op, lhs, rhs, lhs_target="u", rhs_target="v"):
+    """``gk.sddmm(g, op, lhs, rhs, lhs_target, rhs_target)`` by the reference: one row per edge id (an
+    unused id's row is 0)."""
+    import reference as ref
+
+    src, dst, eids, _ = _slots(g)
+    by_slot = [None if a is None else (a[eids] if t == "e" else a) for a, t in ((lhs, lhs_target), (rhs, rhs_target))]
+    rows = ref.sddmm(src, dst, op, by_slot[0], by_slot[1], lhs_target, rhs_target)
+    out = np.zeros((g.num_edge_ids,) + rows.shape[1:], rows.dtype)
+    out[eids] = rows
+    return out
+
+
+def expected_edge_softmax(g, logits, norm_by="dst"):
+    """``gk.edge_softmax(g, logits, norm_by)`` by the reference (computed in float64)."""
+    import reference as ref
+
+    src, dst, eids, _ = _slots(g)
+    keys, count = (dst, g.num_dst) if norm_by == "dst" else (src, g.num_src)
+    out = np.zeros(logits.shape, np.float64)
+    out[eids] = ref.edge_softmax(keys, count, logits[eids])
+    return out

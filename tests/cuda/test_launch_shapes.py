@@ -1,4 +1,5 @@
-"""The public CUDA API on odd launch shapes (kernels/cuda/launch.py's ``launch_shape``) against the CPU backend.
+"""The public CUDA API on odd launch shapes (kernels/cuda/launch.py's ``launch_shape``) against the NumPy
+references (tests/cuda/conftest.py's expected_*) and, for the count sort and BFS, the CPU backend.
 
 Every kernel walks its items with a grid-stride loop, so the shape must not change a result: blocks that
 are not a multiple of 32 threads, one-thread blocks, fewer blocks than a GPU has SMs. Warp and block
@@ -8,7 +9,7 @@ inputs launch nothing invalid: no helper asks for a grid with no blocks or no th
 
 import numpy as np
 import pytest
-from conftest import CASES, SIMULATED
+from conftest import CASES, SIMULATED, expected_edge_softmax, expected_sddmm, expected_spmm
 from graphkern.kernels.cpu import sort as cpu_sort
 from graphkern.kernels.cuda import sort as cuda_sort
 from graphkern.kernels.cuda.launch import BLOCK, WARP, grid_1d, grid_blocks, grid_warps, launch_shape
@@ -88,10 +89,9 @@ def test_spmm(shape, fmt, low_hub_degree):
     x = rng.uniform(0.5, 2.0, (g.num_src, 3)).astype(np.float32)
     w = rng.uniform(0.5, 2.0, (g.num_edges, 3)).astype(np.float32)
     got = gk.spmm(g, "mul", "sum", x, w, backend="cuda", format=fmt)
-    np.testing.assert_allclose(_host(got), gk.spmm(g, "mul", "sum", x, w), rtol=1e-5)
+    np.testing.assert_allclose(_host(got), expected_spmm(g, "mul", "sum", x, w)[0], rtol=1e-5)
     got = gk.spmm(g, "add", "max", x, w, return_arg=True, backend="cuda", format=fmt)
-    want = gk.spmm(g, "add", "max", x, w, return_arg=True)
-    for a, b in zip(got, want):
+    for a, b in zip(got, expected_spmm(g, "add", "max", x, w)):  # a max of float32 sums: exact
         np.testing.assert_array_equal(_host(a), b)
 
 
@@ -107,14 +107,14 @@ def test_sddmm_and_edge_softmax(shape):
         x = rng.normal(size=(g.num_src, width))
         y = rng.normal(size=(g.num_dst, width))
         got = gk.sddmm(g, "dot", x, y, "u", "v", backend="cuda")
-        np.testing.assert_allclose(_host(got), gk.sddmm(g, "dot", x, y, "u", "v"), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(_host(got), expected_sddmm(g, "dot", x, y, "u", "v"), rtol=1e-12, atol=1e-12)
     x = rng.normal(size=(g.num_src, 2))
     got = gk.sddmm(g, "add", x, x, "u", "v", backend="cuda")
-    np.testing.assert_array_equal(_host(got), gk.sddmm(g, "add", x, x, "u", "v"))
+    np.testing.assert_array_equal(_host(got), expected_sddmm(g, "add", x, x, "u", "v"))
     z = rng.normal(size=(g.num_edges, 2)).astype(np.float32)
     for norm_by in ("dst", "src"):
         got = gk.edge_softmax(g, z, norm_by, backend="cuda")
-        np.testing.assert_allclose(_host(got), gk.edge_softmax(g, z, norm_by), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(_host(got), expected_edge_softmax(g, z, norm_by), rtol=1e-5, atol=1e-7)
 
 
 # each shape with two algorithms that push and pull between them (direction_optimizing does both), each
@@ -161,12 +161,12 @@ def test_empty_inputs(shape, case):
     w = np.ones((g.num_edges, 2), np.float32)
     for fmt in ("csc", "coo"):
         got = gk.spmm(g, "mul", "max", x, w, return_arg=True, backend="cuda", format=fmt)
-        for a, b in zip(got, gk.spmm(g, "mul", "max", x, w, return_arg=True)):
+        for a, b in zip(got, expected_spmm(g, "mul", "max", x, w)):
             np.testing.assert_array_equal(_host(a), b)
     got = gk.sddmm(g, "dot", x, x, "u", "u", backend="cuda")
-    np.testing.assert_array_equal(_host(got), gk.sddmm(g, "dot", x, x, "u", "u"))
+    np.testing.assert_array_equal(_host(got), expected_sddmm(g, "dot", x, x, "u", "u"))
     z = np.ones((g.num_edges, 2), np.float32)
-    np.testing.assert_array_equal(_host(gk.edge_softmax(g, z, backend="cuda")), gk.edge_softmax(g, z))
+    np.testing.assert_array_equal(_host(gk.edge_softmax(g, z, backend="cuda")), expected_edge_softmax(g, z))
     if g.num_src:
         res = gk.bfs(g, 0, backend="cuda")
         np.testing.assert_array_equal(_host(res.levels), gk.bfs(g, 0).levels)

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _broadcast, tuning
+from . import _broadcast, _calibration, tuning
 from . import _sparse_caches as _caches
 from ._sparse_inputs import check_spmm, edge_word, feature, feature_shape, graph_planned, is_packed, operand, where
 from ._validate import check_choice
@@ -114,6 +114,20 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_s
             f"blocks of the csc in source order, output rows in the cache")
 
 
+def _measured_on_this_machine(decision):
+    """``(blocked_faster, why)`` for a blocked path the fixed rules chose: whether this machine's
+    calibration (graphkern._calibration) found it faster than the CSC kernel (True where none is stored),
+    and the sentence that says so (None without a calibration)."""
+    measured = _calibration.choice(decision)
+    if measured is None:
+        return True, None
+    faster = measured["blocked_ms"] <= measured["csc_ms"]
+    return faster, (f"calibrated on this machine ({measured['features']} features, copy_u_sum): the blocked path "
+                    f"{measured['blocked_ms']:.2f} ms against the csc kernel's {measured['csc_ms']:.2f} ms, so "
+                    f"{'the blocked path' if faster else 'the csc kernel'} runs (graphkern calibrate; "
+                    f"gk.tuned(use_calibration=0) plans by the rules alone)")
+
+
 class SpmmCall(NamedTuple):
     """A validated, planned spmm call: the graph it runs on (None when explaining a call that builds a
     DynamicGraph's snapshot first), the backend, the checked operands, their broadcast and the plan."""
@@ -176,10 +190,17 @@ def _plan_spmm(g, backend, op, reduce, with_arg, format, x, w, bcast, remember) 
             out_chunks = 0 if bcast.general else _spmm_cpu.vector_chunks(bcast.A, bcast.B)
             hubs = _hub_split(g, op, reduce, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, remember)
             why = _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hubs is not None, remember)
+        measured = None
+        if why is not None and op != "copy_rhs":  # measured on gathers of x; copy_e gathers edge rows
+            faster, measured = _measured_on_this_machine("spmm_hub_split" if hubs else "spmm_one_vector_blocked")
+            if not faster:
+                why = hubs = None
         if why is not None:
             kernel = Kernel.SPMM_BLOCKED_HUBS if hubs else Kernel.SPMM_BLOCKED
-            return Plan("spmm", backend, kernel, "csc", builds(g, "csc"), params, (why,) + ((hubs,) if hubs else ()))
+            reasons = (why,) + ((hubs,) if hubs else ()) + ((measured,) if measured else ())
+            return Plan("spmm", backend, kernel, "csc", builds(g, "csc"), params, reasons)
         fmt, reasons = select_format(g, "csc", ("csc", "coo"))
+        reasons = list(reasons) + ([measured] if measured else [])
     if backend == "cuda":
         kernel = Kernel.CUDA_SPMM_CSC if fmt == "csc" else Kernel.CUDA_SPMM_COO
     elif fmt == "csc":

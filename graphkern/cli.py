@@ -1,4 +1,4 @@
-"""The ``graphkern`` command: ``info``, ``bench``, ``compile`` and ``graph500``."""
+"""The ``graphkern`` command: ``info``, ``bench``, ``compile``, ``calibrate`` and ``graph500``."""
 
 from __future__ import annotations
 
@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--jobs", type=_positive_int, default=None,
                       help="processes compiling at once (default: one a core; Numba compiles on one thread)")
     comp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    comp.add_argument("--no-calibrate", action="store_true",
+                      help="do not time the planner's machine-dependent choices afterwards (graphkern calibrate)")
+    calib = sub.add_parser("calibrate", help="time the planner's machine-dependent choices on this machine and "
+                                             "keep the outcome (graphkern compile does this too)")
+    calib.add_argument("--repeats", type=_positive_int, default=9, help="timed runs of each candidate (median)")
     g500 = sub.add_parser("graph500", help="the Graph500 BFS benchmark: build, search, validate, TEPS statistics")
     g500.add_argument("--scale", type=_positive_int, required=True)
     g500.add_argument("--edgefactor", type=_positive_int, default=16)
@@ -71,6 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
                       help="2-D BFS over MPI: run under mpiexec -n P (needs mpi4py)")
     g500.add_argument("--grid", default=None, help="--distributed: PRxPC (default: the most square for P)")
     return parser
+
+
+def _calibrate(repeats: int) -> int:
+    from . import _calibration
+
+    if _calibration.path() is None:
+        print(f"not calibrated: {_calibration.ENV_VAR}=off", file=sys.stderr)
+        return 0
+    result = _calibration.calibrate(repeats)
+    print(_calibration.table(result))
+    print(f"kept in {_calibration.path()}")
+    return 0
 
 
 def _graph500_distributed(args) -> int:
@@ -155,7 +172,11 @@ def main(argv=None) -> int:
                             families=args.family, ops="all" if args.all_ops else "common",
                             progress=not args.no_progress, jobs=args.jobs)
         print(report.table())
+        if not args.no_calibrate and "spmm" in (args.family or ("spmm",)):
+            return _calibrate(9)
         return 0
+    if args.command == "calibrate":
+        return _calibrate(args.repeats)
     if args.command == "graph500":
         import numba
 

@@ -85,6 +85,11 @@ class Tuning:
     bounds and blocks' groups, the BFS levels' parts): enough that a few heavy rows even out, against a
     per-part cost in every step (no measurement is recorded with the choice)."""
 
+    use_calibration: int = knob(1, high=1)
+    """1: where this machine's calibration is stored (``graphkern compile`` or ``graphkern calibrate``
+    measures it; graphkern._calibration), the cost model takes the blocked g-SpMM paths only where they
+    measured faster than the CSC kernel here; 0: the fixed rules below decide alone."""
+
     blocked_min_edges: int = knob(1 << 16)
     """Below this many edges the CSC's gathers stay in the caches and the destination blocks (the blocked
     SpMM and SDDMM) would not pay their build, a stable transpose and a count sort once per graph

@@ -6,6 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
+# plans by the fixed rules, whatever calibration `graphkern compile` kept on this machine (subprocesses
+# inherit it); tests/test_calibration.py points the variable at files of its own
+os.environ["GRAPHKERN_CALIBRATION"] = "off"
+
 settings.register_profile("graphkern", deadline=None, max_examples=60, derandomize=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "graphkern"))
 

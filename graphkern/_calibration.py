@@ -1,0 +1,222 @@
+"""The planner's machine-dependent choices, measured on the machine that runs them.
+
+The cost model of graphkern._sparse_plan takes the cache-blocked g-SpMM when the gathered features
+outgrow the L2 cache: destination blocks for output rows of one vector, the hub split for wider rows.
+Those rules were measured on one machine; on another of the same family (another L2 and L3, another
+host) the blocked path measured up to 1.7x slower than the CSC kernel it replaced. So the two choices
+are timed here, on this machine, and the planner follows the measurement:
+
+``spmm_one_vector_blocked``
+    copy_u_sum, float32, rows of one vector (16 features), the destination blocks against the CSC kernel;
+``spmm_hub_split``
+    copy_u_sum, float32, rows of four vectors (64 features), the blocks with the hub split against the
+    CSC kernel.
+
+Each is timed on a Graph500 Kronecker graph whose 16-feature rows fill eight L2 caches of this machine
+(so every candidate is in the regime the rule is for), the candidates alternating, a warm-up each and the
+median of the rest. The outcome is kept per machine, beside Numba's cache
+(``<cache root>/calibration/<key>.json``, the key a hash of the CPU model, the cache sizes, the cores
+this process may use and the graphkern, numba and llvmlite versions): another machine, or an upgrade,
+finds no file and plans by the fixed rules until it is measured. ``graphkern compile`` measures after
+compiling (``graphkern calibrate`` measures alone); nothing is measured behind a user's first call,
+which would cost that call seconds.
+
+The environment variable ``GRAPHKERN_CALIBRATION`` names another file, or ``off`` to plan by the fixed
+rules whatever is stored (the test suite runs with ``off``); the knob ``use_calibration=0``
+(``gk.tuned``) does the same for a block. ``gk.explain`` names the measurement behind a plan it changed.
+
+>>> from graphkern import _calibration
+>>> _calibration.DECISIONS
+('spmm_one_vector_blocked', 'spmm_hub_split')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+ENV_VAR = "GRAPHKERN_CALIBRATION"
+DECISIONS = ("spmm_one_vector_blocked", "spmm_hub_split")
+# (decision, features): the widths each choice is measured at
+_WIDTHS = {"spmm_one_vector_blocked": 16, "spmm_hub_split": 64}
+_FORMAT = 1  # bumped when the stored measurements change meaning
+
+_loaded: dict = {}  # path -> the stored calibration (or None), read once per process
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _cache_size(index: int) -> int:
+    try:
+        text = Path(f"/sys/devices/system/cpu/cpu0/cache/index{index}/size").read_text().strip().upper()
+        return int(text.rstrip("KM")) * {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+    except (OSError, ValueError):
+        return 0
+
+
+def machine() -> dict:
+    """What a calibration is valid for: the CPU model, its L2 and L3 sizes, the cores this process may use,
+    and the versions whose kernels were timed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(dist):
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "none"
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        cores = os.cpu_count() or 1
+    return {"cpu": _cpu_model(), "l2_bytes": _cache_size(2), "l3_bytes": _cache_size(3), "cores": cores,
+            "graphkern": installed("graphkern"), "numba": installed("numba"), "llvmlite": installed("llvmlite")}
+
+
+def path() -> Path | None:
+    """The file this machine's calibration is kept in (None when ``GRAPHKERN_CALIBRATION=off``)."""
+    explicit = os.environ.get(ENV_VAR, "").strip()
+    if explicit.lower() == "off":
+        return None
+    if explicit:
+        return Path(explicit)
+    from ._numba_cache import cache_root
+
+    key = hashlib.sha256(json.dumps(machine(), sort_keys=True).encode()).hexdigest()[:16]
+    return cache_root() / "calibration" / f"{key}.json"
+
+
+def stored() -> dict | None:
+    """The calibration kept for this machine, or None (none measured, ``off``, or a file from another
+    format); read once per process and file."""
+    where = path()
+    if where is None:
+        return None
+    if where not in _loaded:
+        try:
+            found = json.loads(where.read_text())
+            _loaded[where] = found if found.get("format") == _FORMAT else None
+        except (OSError, ValueError, AttributeError):
+            _loaded[where] = None
+    return _loaded[where]
+
+
+def choice(decision: str) -> dict | None:
+    """The stored measurement of one decision (``csc_ms``, ``blocked_ms``, ``features``, ``measured``), or
+    None where the planner should follow its fixed rule (nothing stored, or the knob
+    ``use_calibration`` is 0)."""
+    from . import tuning
+
+    if decision not in DECISIONS:
+        raise ValueError(f"argument 'decision': expected one of {', '.join(DECISIONS)}, found {decision!r}")
+    if not tuning.current().use_calibration:
+        return None
+    found = stored()
+    return None if found is None else found["decisions"].get(decision)
+
+
+def _median_ms(run, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def calibration_scale(l2_bytes: int) -> int:
+    """The Kronecker scale whose 16-feature float32 rows fill eight L2 caches of ``l2_bytes`` (scale 13
+    to 18)."""
+    nodes = 8 * max(l2_bytes, 1 << 16) // 64
+    return min(18, max(13, (nodes - 1).bit_length()))
+
+
+def calibrate(repeats: int = 9, scale: int | None = None) -> dict:
+    """Time the candidates of every decision on this machine and keep the outcome (see the module's text);
+    returns what was stored. ``scale``: the Kronecker graph's (default :func:`calibration_scale` of this
+    machine's L2; a smaller one only for tests, whose features may not outgrow the caches).
+
+    Examples
+    --------
+    >>> from graphkern import _calibration
+    >>> _calibration.calibration_scale(512 << 10)
+    16
+    """
+    import numpy as np
+
+    from . import _sparse_caches, tuning
+    from ._config import use_backend
+    from ._validate import INT64_MAX
+    from .dispatch import explain
+    from .graph import kronecker
+    from .sparse import spmm
+
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"argument 'repeats': expected a positive int, found {repeats!r}")
+    where = path()
+    if where is None:
+        raise ValueError(f"{ENV_VAR}=off: there is nowhere to keep a calibration")
+    if scale is None:
+        scale = calibration_scale(_sparse_caches.cache_bytes())
+    elif isinstance(scale, bool) or not isinstance(scale, int) or not 1 <= scale <= 30:
+        raise ValueError(f"argument 'scale': expected an int from 1 to 30, found {scale!r}")
+    g = kronecker(scale, seed=1)
+    rng = np.random.default_rng(0)
+    decisions = {}
+    # the fixed rules decide while measuring; each candidate forced by the knobs that gate it
+    candidates = {"blocked": dict(use_calibration=0, blocked_min_edges=0, hub_min_edge_share=0.0),
+                  "csc": dict(use_calibration=0, blocked_min_edges=INT64_MAX)}
+    with use_backend("cpu"):
+        for decision in DECISIONS:
+            x = rng.random((g.num_src, _WIDTHS[decision])).astype(np.float32)
+            runs, kernels = {}, {}
+            for name, knobs in candidates.items():
+                def run(knobs=knobs):
+                    with tuning.tuned(**knobs):
+                        spmm(g, "copy_lhs", "sum", x)
+                with tuning.tuned(**knobs):
+                    kernels[name] = explain(g, "spmm", "copy_lhs", "sum", x).kernel.name
+                run()  # compile or load, build the blocks: not timed
+                runs[name] = run
+            if not kernels["blocked"].startswith("SPMM_BLOCKED"):
+                continue  # the features fit the caches here: no blocked path to measure, the rules decide
+            times = {name: [] for name in runs}
+            for _ in range(repeats):  # alternating, so a busy moment hits both
+                for name, run in runs.items():
+                    times[name].append(_median_ms(run, 1))
+            decisions[decision] = {"features": _WIDTHS[decision], "csc_ms": statistics.median(times["csc"]),
+                                   "blocked_ms": statistics.median(times["blocked"]), "kernels": kernels}
+    result = {"format": _FORMAT, "machine": machine(), "measured": time.strftime("%Y-%m-%d %H:%M:%S"),
+              "graph": f"kronecker scale {scale}, {g.num_edges} edges, float32, copy_u_sum",
+              "repeats": repeats, "decisions": decisions}
+    where.parent.mkdir(parents=True, exist_ok=True)
+    temporary = where.with_suffix(".tmp")
+    temporary.write_text(json.dumps(result, indent=1))
+    temporary.replace(where)  # whole or not at all: a reader never sees half a file
+    _loaded[where] = result
+    return result
+
+
+def table(result: dict) -> str:
+    """A calibration as an aligned text table: per decision, the two times and the path the planner takes."""
+    lines = [f"calibration of {result['machine']['cpu']} ({result['graph']}, median of {result['repeats']}), "
+             f"measured {result['measured']}",
+             f"{'decision':<26}{'features':>9}{'csc ms':>10}{'blocked ms':>12}  planner takes"]
+    for name, d in result["decisions"].items():
+        takes = "blocked" if d["blocked_ms"] <= d["csc_ms"] else "csc"
+        lines.append(f"{name:<26}{d['features']:>9}{d['csc_ms']:>10.2f}{d['blocked_ms']:>12.2f}  {takes}")
+    return "\n".join(lines)

@@ -1,0 +1,144 @@
+"""The planner follows this machine's calibration (graphkern/_calibration.py) where one is kept.
+
+The planning tests use stored calibrations written here (what ``graphkern calibrate`` keeps, with the
+times chosen), on a small graph with the cache knobs lowered so that the fixed rules pick the blocked
+paths; one test measures for real, on a small graph, and checks what is kept.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+import graphkern as gk
+from graphkern import _calibration
+from graphkern.dispatch import Kernel
+
+LARGE_GRAPH_PATHS = dict(l2_cache_bytes=4096, blocked_min_edges=0, hub_min_edge_share=0.0)
+
+
+@pytest.fixture
+def kept(tmp_path, monkeypatch):
+    """``keep(one_vector=(csc_ms, blocked_ms), hub_split=(csc_ms, blocked_ms))``: a stored calibration with
+    those times, which the planner then reads."""
+    where = tmp_path / "calibration.json"
+    monkeypatch.setenv(_calibration.ENV_VAR, str(where))
+
+    def keep(one_vector, hub_split):
+        decisions = {name: {"features": features, "csc_ms": times[0], "blocked_ms": times[1]}
+                     for name, features, times in (("spmm_one_vector_blocked", 16, one_vector),
+                                                   ("spmm_hub_split", 64, hub_split))}
+        where.write_text(json.dumps({"format": _calibration._FORMAT, "machine": _calibration.machine(),
+                                     "measured": "2026-12-07 12:00:00", "graph": "a test's", "repeats": 1,
+                                     "decisions": decisions}))
+        _calibration._loaded.pop(where, None)
+
+    return keep
+
+
+def _graph_and_features():
+    rng = np.random.default_rng(0)
+    src = np.concatenate([rng.integers(0, 300, 3000), np.zeros(1500, np.int64)])  # node 0 is a hub
+    dst = rng.integers(0, 300, src.size)
+    order = np.argsort(src, kind="stable")  # the CSC's rows in source order: the blocks qualify
+    g = gk.Graph.from_coo(src[order], dst[order], num_nodes=300)
+    return g, {F: rng.random((300, F)).astype(np.float32) for F in (16, 64)}
+
+
+def _kernel(g, x):
+    with gk.tuned(**LARGE_GRAPH_PATHS):
+        plan = gk.explain(g, "spmm", "copy_lhs", "sum", x)
+        return plan, gk.spmm(g, "copy_lhs", "sum", x)
+
+
+def test_without_a_calibration_the_fixed_rules_decide(monkeypatch):
+    monkeypatch.setenv(_calibration.ENV_VAR, "off")
+    g, xs = _graph_and_features()
+    assert _kernel(g, xs[16])[0].kernel is Kernel.SPMM_BLOCKED
+    assert _kernel(g, xs[64])[0].kernel is Kernel.SPMM_BLOCKED_HUBS
+    assert _calibration.stored() is None and _calibration.path() is None
+
+
+def test_a_blocked_path_measured_slower_here_gives_way_to_the_csc_kernel(kept):
+    g, xs = _graph_and_features()
+    want = {F: _kernel(g, x)[1] for F, x in xs.items()}  # nothing stored yet: the blocked paths
+    kept(one_vector=(1.0, 1.6), hub_split=(2.0, 1.5))
+    plan, out = _kernel(g, xs[16])
+    assert plan.kernel is Kernel.SPMM_CSC_VECTOR
+    assert any("1.60 ms against the csc kernel's 1.00 ms, so the csc kernel runs" in r for r in plan.reasons)
+    np.testing.assert_array_equal(out, want[16])  # sources in order: the same sums bit for bit
+    plan, out = _kernel(g, xs[64])
+    assert plan.kernel is Kernel.SPMM_BLOCKED_HUBS
+    assert any("so the blocked path runs" in r for r in plan.reasons)
+    np.testing.assert_allclose(out, want[64], rtol=1e-5)
+    kept(one_vector=(1.0, 0.5), hub_split=(1.0, 3.0))
+    assert _kernel(g, xs[16])[0].kernel is Kernel.SPMM_BLOCKED
+    assert _kernel(g, xs[64])[0].kernel is Kernel.SPMM_CSC_VECTOR
+    with gk.tuned(use_calibration=0):  # the knob: the rules alone, whatever is kept
+        assert _kernel(g, xs[64])[0].kernel is Kernel.SPMM_BLOCKED_HUBS
+
+
+def test_copy_e_keeps_the_fixed_rule(kept):
+    # the calibration times gathers of x; copy_e's blocked path is about edge rows
+    kept(one_vector=(1.0, 9.0), hub_split=(1.0, 9.0))
+    g, _ = _graph_and_features()
+    w = np.random.default_rng(1).random((g.num_edges, 16)).astype(np.float32)
+    with gk.tuned(**LARGE_GRAPH_PATHS):
+        plan = gk.explain(g, "spmm", "copy_rhs", "sum", None, w)
+    assert not any("calibrated" in r for r in plan.reasons)
+
+
+def test_a_file_of_another_format_or_a_broken_one_is_not_followed(kept, tmp_path):
+    kept(one_vector=(1.0, 9.0), hub_split=(1.0, 9.0))
+    where = _calibration.path()
+    where.write_text(where.read_text().replace(f'"format": {_calibration._FORMAT}', '"format": 999'))
+    _calibration._loaded.clear()
+    assert _calibration.stored() is None
+    where.write_text("{ not json")
+    _calibration._loaded.clear()
+    assert _calibration.stored() is None and _calibration.choice("spmm_hub_split") is None
+    with pytest.raises(ValueError, match="argument 'decision'"):
+        _calibration.choice("spmm_anything")
+
+
+def test_calibrate_measures_and_keeps_the_outcome(tmp_path, monkeypatch):
+    where = tmp_path / "deep" / "calibration.json"
+    monkeypatch.setenv(_calibration.ENV_VAR, str(where))
+    with gk.tuned(l2_cache_bytes=1 << 16):  # a small graph whose features outgrow a small L2
+        result = _calibration.calibrate(repeats=2, scale=12)
+    kept = json.loads(where.read_text())
+    assert kept == json.loads(json.dumps(result))
+    assert set(kept["decisions"]) == set(_calibration.DECISIONS)
+    for decision in kept["decisions"].values():
+        assert decision["csc_ms"] > 0 and decision["blocked_ms"] > 0
+    assert kept["decisions"]["spmm_one_vector_blocked"]["kernels"] == {"blocked": "SPMM_BLOCKED",
+                                                                        "csc": "SPMM_CSC_VECTOR"}
+    assert kept["decisions"]["spmm_hub_split"]["kernels"] == {"blocked": "SPMM_BLOCKED_HUBS",
+                                                               "csc": "SPMM_CSC_VECTOR"}
+    assert kept["machine"] == _calibration.machine() and "scale 12" in kept["graph"]
+    assert _calibration.stored() == result
+    table = _calibration.table(result)
+    assert "spmm_one_vector_blocked" in table and "spmm_hub_split" in table
+    # where the features fit the caches there is no blocked path to time: nothing kept, the rules decide
+    assert _calibration.calibrate(repeats=1, scale=8)["decisions"] == {}
+    with pytest.raises(ValueError, match="argument 'repeats'"):
+        _calibration.calibrate(repeats=0)
+    with pytest.raises(ValueError, match="argument 'scale'"):
+        _calibration.calibrate(scale=40)
+    monkeypatch.setenv(_calibration.ENV_VAR, "off")
+    with pytest.raises(ValueError, match="off"):
+        _calibration.calibrate()
+
+
+def test_the_default_file_is_per_machine_beside_numbas_cache(monkeypatch, tmp_path):
+    monkeypatch.delenv(_calibration.ENV_VAR)
+    monkeypatch.setenv("GRAPHKERN_CACHE_DIR", str(tmp_path))
+    where = _calibration.path()
+    assert where.parent == tmp_path / "calibration" and where.suffix == ".json"
+    assert _calibration.stored() is None  # nothing measured in this cache
+
+
+def test_use_calibration_is_a_checked_knob():
+    with pytest.raises(ValueError, match="use_calibration"):
+        with gk.tuned(use_calibration=2):
+            pass

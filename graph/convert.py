@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .._validate import to_host_array, type_name
+from .._validate import private, to_host_array, type_name
 from ._base import GraphBase
 from ._formats import FORMATS
 
@@ -60,7 +60,8 @@ def from_scipy(cls, matrix, *, idtype=None, formats=None, edge_data: str | None 
         indptr, indices, data = csr.indptr, csr.indices, csr.data
     g = cls._from_compressed("csr", indptr, indices, None, num_cols, idtype, formats, "num_dst")
     if edge_data is not None:
-        g.edata[edge_data] = np.ascontiguousarray(data)
+        # matrix.tocsr() of a CSR matrix is the matrix itself: its data would be the caller's buffer
+        g.edata[edge_data] = private(np.ascontiguousarray(data), matrix.data)
     return g
 
 
@@ -89,11 +90,13 @@ def to_scipy(g: GraphBase, fmt: str = "csr", data=None):
             raise ValueError(f"argument 'data': expected {g._num_edge_ids} values (one per edge id), "
                              f"found shape {data.shape}")
     shape = (g._num_src, g._num_dst)
+    # copies: SciPy keeps the arrays it is given, and its in-place methods (sort_indices,
+    # sum_duplicates) would otherwise reorder the graph's own formats under their edge ids
     if fmt == "coo":
-        src, dst, eids = g.coo()
+        src, dst, eids = (x.copy() for x in g.coo())
         values = np.ones(g._num_edges, np.float32) if data is None else data[eids]
         return sp.coo_array((values, (src, dst)), shape=shape)
-    a, b, eids = (g.csr() if fmt == "csr" else g.csc())
+    a, b, eids = (x.copy() for x in (g.csr() if fmt == "csr" else g.csc()))
     values = np.ones(g._num_edges, np.float32) if data is None else data[eids]
     if fmt == "csr":
         return sp.csr_array((values, b, a), shape=shape)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import as_index_array, check_ids_in_range, check_int_scalar, check_real_scalar
+from .._validate import as_index_array, check_ids_in_range, check_int_scalar, check_real_scalar, read_only
 
 __all__ = ["read_temporal_edges", "sliding_window_diffs", "TemporalDiffs", "TemporalGraph"]
 
@@ -207,10 +207,12 @@ class TemporalGraph:
         # every id, not only the first window's: a later step must not fail half-way through a batch
         check_ids_in_range("src", src, n)
         check_ids_in_range("dst", dst, n)
-        self.diffs = sliding_window_diffs(src, dst, base=base, step=step, percent_change=percent_change,
-                                          num_steps=num_steps)
+        # kept writable and private: forward() and backward() apply these arrays (the ``diffs`` handed
+        # out are read-only views of them)
+        self._diffs = sliding_window_diffs(src, dst, base=base, step=step, percent_change=percent_change,
+                                           num_steps=num_steps)
         self.graph = DynamicGraph(num_nodes, backend=backend)
-        self.graph.apply(insert=self.diffs.initial)
+        self.graph.apply(insert=self._diffs.initial)
         self._t = 0
 
     @classmethod
@@ -221,8 +223,16 @@ class TemporalGraph:
         return cls(src, dst, n, backend=backend, **kwargs)
 
     @property
+    def diffs(self) -> TemporalDiffs:
+        """The steps this graph moves through, as read-only views: the graph applies these arrays on
+        every :meth:`forward` and :meth:`backward`, so a write into one would change its later steps."""
+        d = self._diffs
+        return TemporalDiffs(tuple(read_only(a) for a in d.initial),
+                             [tuple(read_only(a) for a in step) for step in d.steps])
+
+    @property
     def num_steps(self) -> int:
-        return self.diffs.num_steps
+        return self._diffs.num_steps
 
     @property
     def time(self) -> int:
@@ -237,7 +247,7 @@ class TemporalGraph:
         """Move to step ``t + 1`` and return its snapshot."""
         if self._t + 1 >= self.num_steps:
             raise IndexError(f"TemporalGraph.forward: already at the last step ({self._t})")
-        add_s, add_d, del_s, del_d = self.diffs.steps[self._t]
+        add_s, add_d, del_s, del_d = self._diffs.steps[self._t]
         self.graph.apply(insert=(add_s, add_d), delete=(del_s, del_d))
         self._t += 1
         return self.snapshot(csc=csc)
@@ -246,7 +256,7 @@ class TemporalGraph:
         """Move back to step ``t - 1`` and return its snapshot."""
         if self._t == 0:
             raise IndexError("TemporalGraph.backward: already at step 0")
-        add_s, add_d, del_s, del_d = self.diffs.steps[self._t - 1]
+        add_s, add_d, del_s, del_d = self._diffs.steps[self._t - 1]
         self.graph.apply(insert=(del_s, del_d), delete=(add_s, add_d))
         self._t -= 1
         return self.snapshot(csc=csc)

@@ -45,6 +45,44 @@ def private(arr: np.ndarray, caller: Any) -> np.ndarray:
     return arr.copy() if shared else arr
 
 
+def read_only(arr):
+    """A view of host array ``arr`` that refuses writes, for handing out memory graphkern relies on.
+
+    The other half of :func:`private`: a format, a snapshot's arrays or a search's live state handed to
+    a caller as a writable array would let ``out[0] = 10**9`` change a graph whose ids were validated
+    once, and the next compiled kernel would index past its arrays. The view shares the memory (no
+    copy) and only the view is frozen: graphkern's own array stays writable, so the kernels that read
+    it keep their one (writable) Numba specialisation. Arrays already read-only and device arrays
+    (which carry no such flag) are returned as they are.
+
+    >>> import numpy as np
+    >>> kept = np.arange(3)
+    >>> out = read_only(kept)
+    >>> out.flags.writeable, kept.flags.writeable, np.shares_memory(out, kept)
+    (False, True, True)
+    """
+    if isinstance(arr, np.ndarray) and arr.flags.writeable:
+        arr = arr.view()
+        arr.flags.writeable = False
+    return arr
+
+
+def writable(arr: np.ndarray) -> np.ndarray:
+    """``arr`` itself when it is writable, else a copy: the form an input takes before compiled code.
+
+    Numba types a read-only array apart from a writable one (``readonly=True``), so handing one to a
+    kernel compiles a second specialisation of it; what graphkern hands out (:func:`read_only`) comes
+    back as input this way, e.g. ``Graph.from_csr(*g.csr())``. A writable array, the usual input, is
+    not copied.
+
+    >>> import numpy as np
+    >>> a = read_only(np.arange(3))
+    >>> writable(a).flags.writeable, writable(a) is not a
+    (True, True)
+    """
+    return arr if arr.flags.writeable else arr.copy()
+
+
 def type_name(value: Any) -> str:
     """The type of ``value`` as an error message names it: with its module unless it is a builtin, so a
     networkx ``Graph`` is never mistaken for graphkern's."""
@@ -115,7 +153,8 @@ def to_host_array(name: str, obj: Any) -> np.ndarray:
 
 
 def as_index_array(name: str, obj: Any, dtype=None, *, ndim: int = 1) -> np.ndarray:
-    """A C-contiguous integer array of ``dtype`` (the caller's array itself when it already is one).
+    """A C-contiguous, writable integer array of ``dtype`` (the caller's array itself when it already is
+    one; a read-only array is copied, see :func:`writable`).
 
     Rejects floats, booleans and objects: ids are never silently truncated.
     """
@@ -136,7 +175,7 @@ def as_index_array(name: str, obj: Any, dtype=None, *, ndim: int = 1) -> np.ndar
             if lo < info.min or hi > info.max:
                 raise ValueError(f"argument '{name}': values in [{lo}, {hi}] do not fit {np.dtype(dtype)}")
         arr = arr.astype(dtype)
-    return np.ascontiguousarray(arr)
+    return writable(np.ascontiguousarray(arr))
 
 
 class IndexReductions:

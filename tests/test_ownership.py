@@ -161,3 +161,112 @@ def test_autograd_keeps_no_buffer_its_caller_can_change(kind):
     twin(g, x, torch.from_numpy(types)).sum().backward()
     for p, q in zip(layer.parameters(), twin.parameters()):
         torch.testing.assert_close(p.grad, q.grad)
+
+
+# --------------------------------------------------------------------------- what graphkern hands out
+
+
+def _handed_out_arrays(accessor: str):
+    """``(arrays, check)``: what ``accessor`` hands out, and a function that asserts the object it came from
+    still gives the results of an untouched twin."""
+    g = gk.Graph.from_coo(SRC.copy(), DST.copy(), num_nodes=N)
+    want = gk.Graph.from_coo(SRC.copy(), DST.copy(), num_nodes=N)
+    check = lambda: _same(g, want)  # noqa: E731
+    if accessor.startswith("graph "):
+        name = accessor.split(maxsplit=1)[1]
+        out = {"coo": g.coo, "csr": g.csr, "csc": g.csc, "edges": g.edges, "in_degrees": g.in_degrees,
+               "out_degrees": g.out_degrees, "sorted_csr": g.sorted_csr, "to_edge_index": g.to_edge_index,
+               "batch_num_nodes": g.batch_num_nodes, "batch_num_edges": g.batch_num_edges,
+               "reverse().csr": lambda: g.reverse().csr(), "formats('coo').coo": lambda: g.formats("coo").coo(),
+               "simple kept": lambda: g.simple(return_eids=True)[1],
+               "node_subgraph parents": lambda: (lambda s: (s.parent_nids, s.parent_eids))(g.node_subgraph([0, 1]))
+               }[name]()
+        return out, check
+    if accessor.startswith("to_scipy"):
+        m = g.to_scipy(accessor.split()[1])
+        return [getattr(m, k) for k in ("indptr", "indices", "row", "col", "data") if hasattr(m, k)], check
+    if accessor.startswith("dynamic"):
+        dg = gk.DynamicGraph(N)
+        dg.apply(insert=(SRC, DST))
+        twin = gk.DynamicGraph(N)
+        twin.apply(insert=(SRC, DST))
+        name = accessor.split(maxsplit=1)[1]
+        out = {"edges": dg.edges, "in_degrees": dg.in_degrees, "out_degrees": dg.out_degrees,
+               "contains": lambda: dg.contains(SRC, DST), "snapshot().csr": lambda: dg.snapshot().csr(),
+               "snapshot().edges": lambda: dg.snapshot().edges()}[name]()
+
+        def check_dynamic():
+            for a, b in zip(dg.edges(), twin.edges()):
+                np.testing.assert_array_equal(a, b)
+            _same(dg.snapshot(), twin.snapshot())
+        return out, check_dynamic
+    if accessor == "temporal diffs":
+        tg = gk.graph.temporal.TemporalGraph(SRC, DST, N, base=3, step=1)
+        twin = gk.graph.temporal.TemporalGraph(SRC, DST, N, base=3, step=1)
+        d = tg.diffs
+
+        def check_temporal():
+            for t in range(tg.num_steps):
+                _same(tg.seek(t), twin.seek(t))
+        return [*d.initial, *(a for step in d.steps for a in step)], check_temporal
+    if accessor.startswith("incremental"):
+        dg = gk.DynamicGraph(N)
+        dg.apply(insert=(SRC, DST))
+        inc = gk.IncrementalBFS(dg, 0)
+
+        def check_incremental():
+            dg.apply(delete=([0], [1]))
+            inc.update()
+            np.testing.assert_array_equal(inc.levels, gk.bfs(dg.snapshot(), 0).levels)
+        return (inc.levels, inc.parents), check_incremental
+    if accessor == "bfs result":
+        res = gk.bfs(g, 0)
+        return (res.parents, res.levels), check
+    raise AssertionError(accessor)
+
+
+ACCESSORS = ([f"graph {n}" for n in ("coo", "csr", "csc", "edges", "in_degrees", "out_degrees", "sorted_csr",
+                                     "to_edge_index", "batch_num_nodes", "batch_num_edges", "reverse().csr",
+                                     "formats('coo').coo", "simple kept", "node_subgraph parents")]
+             + ["to_scipy csr", "to_scipy csc", "to_scipy coo"]
+             + [f"dynamic {n}" for n in ("edges", "in_degrees", "out_degrees", "contains", "snapshot().csr",
+                                         "snapshot().edges")]
+             + ["temporal diffs", "incremental BFS", "bfs result"])
+
+
+@pytest.mark.parametrize("accessor", ACCESSORS)
+@settings(max_examples=3, deadline=None)
+@given(value=st.sampled_from([2**31 - 1, -1, 10**6]))
+def test_what_graphkern_hands_out_is_read_only_or_a_copy(accessor, value):
+    """An array handed out is a read-only view (a write raises numpy's own error) or a copy (a write
+    leaves the results of the object it came from unchanged)."""
+    arrays, check = _handed_out_arrays(accessor)
+    for arr in [arrays] if isinstance(arrays, np.ndarray) else arrays:
+        assert isinstance(arr, np.ndarray), (accessor, type(arr))
+        if not arr.flags.writeable:
+            with pytest.raises(ValueError, match="read-only"):
+                arr[...] = value
+        elif arr.size:
+            arr[...] = value if arr.dtype.kind in "iuf" and np.can_cast(np.min_scalar_type(value), arr.dtype) else 1
+    check()
+
+
+def test_read_only_arrays_handed_back_in_are_taken_without_a_second_specialisation():
+    """What graphkern hands out comes back as input: constructors and features copy a read-only array
+    into a writable one (Numba would compile a read-only specialisation of every kernel it reaches),
+    and take a writable feature array as it is (no copy on the usual path)."""
+    from graphkern._sparse_inputs import feature
+
+    g = gk.Graph.from_coo(SRC.copy(), DST.copy(), num_nodes=N)
+    for rebuilt in (gk.Graph.from_csr(*g.csr()), gk.Graph.from_coo(*g.edges(), num_nodes=N),
+                    gk.Graph.from_csc(*g.csc()).reverse().reverse()):
+        for arr in rebuilt._raw("csr"):
+            assert arr is None or arr.flags.writeable
+        _same(rebuilt.reverse().reverse() if rebuilt.num_src == N else rebuilt, g)
+    x = np.arange(2 * N, dtype=np.float64).reshape(N, 2)
+    assert feature("ufeat", x, N, "node") is x
+    frozen = x.view()
+    frozen.flags.writeable = False
+    taken = feature("ufeat", frozen, N, "node")
+    assert taken.flags.writeable and np.array_equal(taken, x)
+    np.testing.assert_array_equal(gk.spmm(g, "copy_lhs", "sum", frozen), gk.spmm(g, "copy_lhs", "sum", x))

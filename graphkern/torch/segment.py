@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from .. import segment as _segment
-from .._validate import as_index_array, check_choice, private, type_name
+from .._validate import as_index_array, check_choice, private, type_name, writable
 from ._tensors import _array, _tensor
 
 __all__ = ["segment_mm", "gather_mm", "segment_reduce", "segment_softmax"]
@@ -87,7 +87,7 @@ def _index_tensor(name: str, idx, like: torch.Tensor) -> torch.Tensor | None:
     if idx is None:
         return None
     if not isinstance(idx, torch.Tensor):
-        idx = torch.as_tensor(np.asarray(idx))
+        idx = torch.as_tensor(writable(np.asarray(idx)))  # torch refuses to view read-only memory
     if idx.dtype.is_floating_point or idx.dtype == torch.bool or idx.dtype.is_complex:
         raise TypeError(f"argument '{name}': expected an integer tensor, found {idx.dtype}")
     if idx.dtype not in (torch.int32, torch.int64):

@@ -5,7 +5,11 @@ and the results stay those of the untouched original.
 Each case builds with an input of every kind, overwrites the caller's buffer with ids that are valid
 for no edge or node (the value a changed id would send a compiled kernel out of bounds with), then
 compares the kernels' results with those of a build from untouched NumPy copies. The distributed
-matrices are covered under MPI (tests/mpi/test_transpose.py)."""
+matrices are covered under MPI (tests/mpi/test_transpose.py, tests/mpi/test_bfs.py).
+
+The other half of the rule: every array graphkern hands out is a read-only view or a copy, and a
+read-only array handed back in is taken without compiling a read-only kernel specialisation.
+docs/ownership.md lists the boundaries and accessors and which test reaches each."""
 
 import array
 
@@ -270,3 +274,102 @@ def test_read_only_arrays_handed_back_in_are_taken_without_a_second_specialisati
     taken = feature("ufeat", frozen, N, "node")
     assert taken.flags.writeable and np.array_equal(taken, x)
     np.testing.assert_array_equal(gk.spmm(g, "copy_lhs", "sum", frozen), gk.spmm(g, "copy_lhs", "sum", x))
+
+
+# --------------------------------------------------------------------------- the other boundaries
+
+
+def _scipy_csr(which: str, obj):
+    """A SciPy CSR matrix of the test graph whose ``which`` array is ``obj`` (SciPy keeps it uncopied)."""
+    import scipy.sparse as sp
+
+    indptr, indices = _csr(SRC, DST, N)
+    arrays = {"indptr": indptr, "indices": indices, "data": np.arange(1.0, SRC.size + 1)}
+    arrays[which] = obj
+    return sp.csr_array((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(N, N))
+
+
+def _dynamic_results(dg):
+    return (*dg.edges(), *_results(dg.snapshot()))
+
+
+def _temporal_results(tg):
+    return [r for t in range(tg.num_steps) for r in _results(tg.seek(t))]
+
+
+# boundary -> (kinds it takes, build(obj) from the caller's object, results(built)); each builds from
+# SRC/DST (or what they give), and one of its inputs is the caller's object of the kind drawn
+OTHER_BOUNDARIES = {
+    "from_edge_index": (["numpy", "numpy slice", "torch", "list"],
+                        lambda o: gk.Graph.from_edge_index(o, num_nodes=N), _results),
+    "from_pyg edge_index": (["numpy", "torch"],
+                            lambda o: gk.Graph.from_pyg(__import__("types").SimpleNamespace(edge_index=o, num_nodes=N)),
+                            _results),
+    "from_scipy indptr": (["scipy"], lambda o: gk.Graph.from_scipy(_scipy_csr("indptr", o)), _results),
+    "from_scipy indices": (["scipy"], lambda o: gk.Graph.from_scipy(_scipy_csr("indices", o)), _results),
+    "from_scipy edge_data": (["scipy"], lambda o: gk.Graph.from_scipy(_scipy_csr("data", o), edge_data="w"),
+                             lambda g: (g.edata["w"],)),
+    "DynamicGraph.apply insert": (KINDS, lambda o: _applied(o), _dynamic_results),
+    "TemporalGraph src": (KINDS, lambda o: gk.graph.temporal.TemporalGraph(o, DST.copy(), N, base=3, step=1),
+                          _temporal_results),
+}
+
+
+def _applied(src):
+    dg = gk.DynamicGraph(N)
+    dg.apply(insert=(src, DST.copy()))
+    return dg
+
+
+def _boundary_input(boundary: str, kind: str):
+    """The caller's object for ``boundary`` in ``kind``, its untouched NumPy twin, and its overwrite."""
+    if boundary in ("from_edge_index", "from_pyg edge_index"):
+        values = np.stack([SRC, DST])
+        if kind == "numpy slice":
+            base = np.zeros((2, 2 * SRC.size), np.int64)
+            base[:, ::2] = values
+            obj = base[:, ::2]
+        else:
+            obj = {"numpy": values.copy, "torch": lambda: torch.from_numpy(values.copy()),
+                   "list": values.tolist}[kind]()
+        if kind == "list":
+            return obj, values, lambda v: obj.__setitem__(slice(None), [[v] * SRC.size] * 2)
+        return obj, values, lambda v: (obj.fill_(v) if isinstance(obj, torch.Tensor) else obj.__setitem__(..., v))
+    if boundary.startswith("from_scipy"):
+        which = boundary.split()[1]
+        indptr, indices = _csr(SRC, DST, N)
+        twin = {"indptr": indptr, "indices": indices, "data": np.arange(1.0, SRC.size + 1)}[which.replace("edge_", "")]
+        obj = twin.copy()
+        return obj, twin, lambda v: obj.__setitem__(..., v)
+    obj, overwrite = as_kind(kind, SRC)
+    return obj, SRC.copy(), overwrite
+
+
+@pytest.mark.parametrize(("boundary", "kind"), [(b, k) for b, (kinds, _, _) in sorted(OTHER_BOUNDARIES.items())
+                                                 for k in kinds])
+@settings(max_examples=2, deadline=None)
+@given(value=st.sampled_from([2**31 - 1, -1, 10**6]))
+def test_no_boundary_keeps_a_buffer_its_caller_can_change(boundary, kind, value):
+    """Every other constructor that keeps memory (interop, SciPy, dynamic and temporal graphs), with every
+    kind of input it takes: the caller overwrites what it passed, and the results are still those of
+    the untouched original."""
+    _, build, results = OTHER_BOUNDARIES[boundary]
+    obj, twin, overwrite = _boundary_input(boundary, kind)
+    built, want = build(obj), build(twin)
+    overwrite(value)
+    for got, ref in zip(results(built), results(want)):
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_sgconv_cached_features_are_not_the_callers():
+    """SGConv(k=0, cached=True) keeps the features of its first call; the caller's tensor changed in
+    place afterwards does not change what the layer computes."""
+    import graphkern.torch as gkt
+
+    g = gk.Graph.from_coo(SRC, DST, num_nodes=N)
+    torch.manual_seed(0)
+    layer = gkt.SGConv(3, 2, k=0, cached=True, allow_zero_in_degree=True).double()
+    x = torch.rand(N, 3, dtype=torch.float64)
+    first = layer(g, x).detach().clone()
+    x.fill_(1e6)
+    torch.testing.assert_close(layer(g, x), first)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
 import zipfile
 import zlib
 
 import numpy as np
 
-from .._validate import check_int_scalar
+from .._validate import check_int_scalar, type_name
 from . import _edgelist_text as _text
+from ._base import GraphBase
 
 __all__ = ["read_edgelist", "read_mtx", "save", "load"]
 
@@ -82,7 +82,7 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
     """
     from .graph import Graph
 
-    path = os.fspath(path)
+    path = _text.file_path(path)
     if num_nodes is not None:
         num_nodes = check_int_scalar("num_nodes", num_nodes, low=0)
     buf = _text.read_bytes(path, progress)
@@ -137,7 +137,7 @@ def _check_mtx_entries(path: str) -> str | None:
     fields than the header's field declares (a pattern file's values were ignored) and, in an integer
     file, a value that is not an integer (``1.5`` was truncated to 1). Returns the declared field of a
     coordinate file (None for other files, which scipy's own checks and messages cover)."""
-    with open(path, "rb") as fh:
+    with _text.open_input(path) as fh:
         header = fh.readline().split()
         if len(header) < 4 or header[0].lower() != b"%%matrixmarket" or header[2].lower() != b"coordinate":
             return None
@@ -175,9 +175,10 @@ def read_mtx(path, *, idtype=None, edge_data: str | None = "weight"):
 
     from .graph import Graph
 
-    if _check_mtx_entries(os.fspath(path)) == "pattern":
+    path = _text.file_path(path)
+    if _check_mtx_entries(path) == "pattern":  # refuses a path that is not a readable file, by name
         edge_data = None  # a pattern stores no values (scipy would hand over ones)
-    matrix = scipy.io.mmread(os.fspath(path))
+    matrix = scipy.io.mmread(path)
     matrix = sp.csr_array(matrix)
     return Graph.from_scipy(matrix, idtype=idtype, edge_data=edge_data)
 
@@ -197,6 +198,8 @@ def save(g, path) -> None:
     >>> gk.graph.load(path).num_edges
     2
     """
+    if not isinstance(g, GraphBase):
+        raise TypeError(f"argument 'g': expected a graphkern Graph, found {type_name(g)}")
     src, dst = g.edges()
     arrays = {
         "src": src, "dst": dst,
@@ -212,7 +215,7 @@ def save(g, path) -> None:
                 raise TypeError(f"argument 'g': {prefix}{name} holds Python objects, which .npz stores "
                                 "only by pickling")
             arrays[prefix + name] = value
-    with open(os.fspath(path), "wb") as out:  # a file object: numpy.savez appends .npz to a name
+    with open(_text.file_path(path), "wb") as out:  # a file object: numpy.savez appends .npz to a name
         np.savez(out, **arrays)
 
 
@@ -246,7 +249,7 @@ def load(path, *, idtype=None):
     naming ``path`` and what went wrong; so is an archive without graphkern's arrays."""
     from .graph import Graph
 
-    path = os.fspath(path)
+    path = _text.file_path(path)
     try:
         with open(path, "rb") as fh:  # our handle: numpy.load leaves its own open when the zip is corrupt
             archive = np.load(fh, allow_pickle=False)

@@ -108,6 +108,14 @@ def check_int_scalar(name: str, value: Any, low: int | None = None, high: int | 
     return value
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """``True`` or ``False`` (a NumPy bool too), not a truthy stand-in: a flag that reaches a compiled
+    kernel as an int, a list or None would compile a specialisation of its own, or fail inside Numba."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"argument '{name}': expected True or False, found {_describe(value)}")
+    return bool(value)
+
+
 def check_real_scalar(name: str, value: Any, low: float | None = None, high: float | None = None, *,
                       low_open: bool = False, high_open: bool = False) -> float:
     """A finite real scalar (Python or NumPy int or float, not bool) within ``[low, high]`` (an open end

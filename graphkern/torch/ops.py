@@ -16,7 +16,7 @@ import torch
 
 from .. import _cuda
 from .._op_names import bind_all
-from .._validate import as_index_array, check_ids_in_range
+from .._validate import as_index_array, check_ids_in_range, type_name
 from . import autograd as _autograd
 from ._tensors import _graph
 from .autograd import sddmm, spmm
@@ -92,7 +92,9 @@ def edge_softmax(graph, logits, eids=ALL, norm_by: str = "dst"):
         raise ValueError(f"argument 'eids': expected ALL ({ALL!r}) or an integer array of edge ids, found {eids!r}")
     ids = as_index_array("eids", eids.detach().cpu().numpy() if hasattr(eids, "detach") else eids)
     check_ids_in_range("eids", ids, g.num_edge_ids, "edge ids")
-    if not hasattr(logits, "shape") or logits.dim() == 0 or logits.shape[0] != ids.size:
+    if not isinstance(logits, torch.Tensor):
+        raise TypeError(f"argument 'logits': expected a torch.Tensor, found {type_name(logits)}")
+    if logits.dim() == 0 or logits.shape[0] != ids.size:
         raise ValueError(f"argument 'logits': expected one row per id of 'eids' ({ids.size}), found shape "
                          f"{tuple(getattr(logits, 'shape', ()))}")
     src, dst, slots = (_cuda.to_host(arr) for arr in g.coo())

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .._validate import private, to_host_array, type_name
+from .._validate import check_choice, private, to_host_array, type_name
 from ._base import GraphBase
 from ._formats import FORMATS
 
@@ -35,6 +35,8 @@ def from_scipy(cls, matrix, *, idtype=None, formats=None, edge_data: str | None 
     """
     import scipy.sparse as sp
 
+    if edge_data is not None and not isinstance(edge_data, str):
+        raise TypeError(f"argument 'edge_data': expected None or a name (str), found {type_name(edge_data)}")
     if not (sp.issparse(matrix)):
         raise TypeError("argument 'matrix': expected a scipy.sparse matrix or array, "
                         f"found {type_name(matrix)}")
@@ -80,8 +82,7 @@ def to_scipy(g: GraphBase, fmt: str = "csr", data=None):
     import scipy.sparse as sp
 
     g._require_host("to_scipy()")
-    if fmt not in FORMATS:
-        raise ValueError(f"argument 'fmt': expected one of {list(FORMATS)}, found {fmt!r}")
+    check_choice("fmt", fmt, FORMATS)
     if data is None:
         values = None
     else:
@@ -121,9 +122,14 @@ def from_networkx(cls, nx_graph, *, edge_attrs: Iterable[str] = (), idtype=None,
         kind = type(nx_graph)
         raise TypeError(f"argument 'nx_graph': expected a networkx graph, found "
                         f"{kind.__module__}.{kind.__qualname__}")
+    if isinstance(edge_attrs, str) or not isinstance(edge_attrs, Iterable):
+        raise TypeError(f"argument 'edge_attrs': expected an iterable of attribute names, found "
+                        f"{type_name(edge_attrs)}")
+    edge_attrs = list(edge_attrs)
+    if not all(isinstance(name, str) for name in edge_attrs):
+        raise TypeError(f"argument 'edge_attrs': expected attribute names (str), found {edge_attrs!r}")
     nodes = list(nx_graph.nodes)
     index = {node: i for i, node in enumerate(nodes)}
-    edge_attrs = list(edge_attrs)
     edges = list(nx_graph.edges(data=True))
     src = np.fromiter((index[u] for u, _, _ in edges), dtype=np.int64, count=len(edges))
     dst = np.fromiter((index[v] for _, v, _ in edges), dtype=np.int64, count=len(edges))

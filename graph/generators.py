@@ -82,6 +82,9 @@ def kronecker_edges(scale: int, edgefactor: int = 16, seed=GRAPH500_SEED, *, dty
     scale = check_int_scalar("scale", scale, low=1, high=40)
     edgefactor = check_int_scalar("edgefactor", edgefactor, low=1)
     num_edges = edgefactor << scale
+    if num_edges > INT64_MAX:  # the edge count is an int64 everywhere it goes
+        raise ValueError(f"argument 'edgefactor': expected edgefactor * 2**scale <= {INT64_MAX} edges, found "
+                         f"{edgefactor} * 2**{scale} = {num_edges}")
     if dtype is None:
         dtype = np.int32 if scale <= 31 else np.int64
     dtype = np.dtype(dtype)

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .._backend import driver
-from .._validate import is_device_array, read_only, to_host_array
+from .._validate import check_bool, check_choice, is_device_array, read_only, to_host_array
 from ..kernels.cpu import sort as _sort
 from . import _construct, convert, interop, transform
 from . import _formats as _fmt  # (Graph.__init__ has an argument named _formats)
@@ -289,8 +289,7 @@ class Graph(GraphBase):
         """
         from .. import _cuda
 
-        if device not in ("cpu", "cuda"):
-            raise ValueError(f"argument 'device': expected 'cpu' or 'cuda', found {device!r}")
+        check_choice("device", device, ("cpu", "cuda"))
         if device == self._device:
             return self
         if device == "cuda":
@@ -341,11 +340,11 @@ class Graph(GraphBase):
 
     def has_format(self, name: str) -> bool:
         """Whether ``name`` is created already (no work needed to use it)."""
-        return name in self._formats
+        return check_choice("name", name, FORMATS) in self._formats
 
     def allows_format(self, name: str) -> bool:
         """Whether ``name`` may be built for this graph."""
-        return name in self._allowed
+        return check_choice("name", name, FORMATS) in self._allowed
 
     def _raw(self, name: str) -> tuple:
         """``(a, b, eids_or_None)`` of a format, building it if needed; ``None`` eids mean identity."""
@@ -486,6 +485,7 @@ class Graph(GraphBase):
         ([0, 1], [1, 0], [0, 3])
         """
         self._require_host("simple()")
+        return_eids = check_bool("return_eids", return_eids)
         indptr, indices, eids = self.sorted_csr()
         keep = _sort.mark_unique_sorted_rows(indptr, indices, not self._is_block, np.empty(indices.size, np.bool_))
         kept_before = np.zeros(indices.size + 1, dtype=np.int64)

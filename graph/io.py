@@ -8,7 +8,7 @@ import zlib
 
 import numpy as np
 
-from .._validate import check_int_scalar, type_name
+from .._validate import check_bool, check_int_scalar, type_name
 from . import _edgelist_text as _text
 from ._base import GraphBase
 
@@ -83,6 +83,7 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
     from .graph import Graph
 
     path = _text.file_path(path)
+    relabel, undirected = check_bool("relabel", relabel), check_bool("undirected", undirected)
     if num_nodes is not None:
         num_nodes = check_int_scalar("num_nodes", num_nodes, low=0)
     buf = _text.read_bytes(path, progress)
@@ -110,7 +111,9 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
 
 def _extra_names(header, num_extra, data_names):
     if data_names is not None:
-        names = list(data_names)
+        names = list(data_names) if isinstance(data_names, (list, tuple)) else None
+        if names is None or not all(isinstance(n, str) for n in names):
+            raise TypeError(f"argument 'data_names': expected a list of names (str), found {data_names!r}")
         if len(names) != num_extra:
             raise ValueError(f"argument 'data_names': expected {num_extra} names, found {len(names)}")
         return names

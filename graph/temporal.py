@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_index_array, check_ids_in_range, check_int_scalar, check_real_scalar, read_only
+from .._validate import as_index_array, check_bool, check_ids_in_range, check_int_scalar, check_real_scalar, read_only
 from ._edgelist_text import open_input
 
 __all__ = ["read_temporal_edges", "sliding_window_diffs", "TemporalDiffs", "TemporalGraph"]
@@ -52,6 +52,7 @@ def read_temporal_edges(path, *, relabel: bool = True):
     >>> src.tolist(), dst.tolist(), t.tolist(), n
     ([0, 1], [1, 2], [20, 30], 3)
     """
+    relabel = check_bool("relabel", relabel)
     text_source = path if hasattr(path, "read") else open_input(path, "r", encoding="utf-8")
     with text_source as f:
         first = f.readline()

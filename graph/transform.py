@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import INT32_MAX, as_index_array, check_ids_in_range, read_only, to_host_array, type_name
+from .._validate import INT32_MAX, as_index_array, check_choice, check_ids_in_range, read_only, to_host_array, type_name
 from ._base import GraphBase, require_host_graph
 
 __all__ = ["BatchInfo", "edges_by_id", "add_self_loop", "remove_self_loop", "batch", "unbatch", "node_subgraph",
@@ -337,8 +337,7 @@ def batch_num_nodes(g: GraphBase, side: str | None = None) -> np.ndarray:
         if g.is_block and not np.array_equal(info.num_src, info.num_dst):
             raise ValueError("argument 'side': expected 'src' or 'dst' for a batch of bipartite blocks, found None")
         return info.num_src.copy()
-    if side not in ("src", "dst"):
-        raise ValueError(f"argument 'side': expected None, 'src' or 'dst', found {side!r}")
+    check_choice("side", side, ("src", "dst"))
     return (info.num_src if side == "src" else info.num_dst).copy()
 
 

@@ -30,6 +30,8 @@ def graph_of(g, format=None):
     (figures in docs/performance.md, section 'CPU: dynamic graph')."""
     from .graph import DynamicGraph, Graph
 
+    if format is not None and not isinstance(format, str):
+        raise TypeError(f"argument 'format': expected None or a format name, found {type_name(format)}")
     if isinstance(g, DynamicGraph):
         if format == "packed":
             if g.device != "cpu":

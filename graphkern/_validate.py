@@ -7,6 +7,7 @@ fix the call. Checks never modify the caller's arrays; what is kept past the cal
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 from typing import Any
 
@@ -81,6 +82,30 @@ def writable(arr: np.ndarray) -> np.ndarray:
     (True, True)
     """
     return arr if arr.flags.writeable else arr.copy()
+
+
+@contextlib.contextmanager
+def named_as(**caller_names: str):
+    """Errors raised inside name the arguments as the caller wrote them: a wrapper under another
+    signature (DGL's ``u_mul_e_sum(g, x, y)`` calling ``spmm(g, "mul", "sum", ufeat, efeat)``) passes
+    ``named_as(ufeat="x", efeat="y")``, and ``argument 'ufeat'`` in a ValueError or TypeError from the
+    call reads ``argument 'x'``. The original error stays chained.
+
+    >>> with named_as(ufeat="x"):  # doctest: +ELLIPSIS
+    ...     raise ValueError("argument 'ufeat': expected 4 rows")
+    Traceback (most recent call last):
+    ...
+    ValueError: argument 'x': expected 4 rows
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        message = renamed = str(exc)
+        for inner, outer in caller_names.items():
+            renamed = renamed.replace(f"'{inner}'", f"'{outer}'")
+        if type(exc) not in (ValueError, TypeError) or renamed == message:
+            raise  # a subclass may need more than a message to be rebuilt: left as it is
+        raise type(exc)(renamed) from exc
 
 
 def type_name(value: Any) -> str:

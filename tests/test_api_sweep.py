@@ -1,6 +1,7 @@
 """Every public entry point, each argument in turn replaced by a malformed value: the call raises
-``ValueError``, ``TypeError`` or one of graphkern's own errors (graphkern.errors), or it runs; nothing
-else (no ``IndexError``, ``AttributeError``, ``OverflowError``, ``KeyError``, no crash).
+``ValueError`` or ``TypeError`` whose message names the argument, or one of graphkern's own errors
+(graphkern.errors), or it runs; nothing else (no ``IndexError``, ``AttributeError``, ``OverflowError``,
+``KeyError``, no Numba typing error, no crash).
 
 The sweep is cheap because validation comes before compiled code: a malformed call compiles nothing.
 Each entry point takes its well-formed arguments on the small graph below, in the one dtype pair
@@ -110,7 +111,8 @@ ENTRY_POINTS = {
     "gk.segment_mm": (gk.segment_mm, dict(a=_x(3, 2), b=np.ones((2, 2, 2)), seglen_a=np.array([1, 2]))),
     "gk.set_backend": (lambda name: _set_then_restore(name), dict(name="cpu")),
     "gk.use_backend": (lambda name: _entered(gk.use_backend(name)), dict(name="cpu")),
-    "gk.tuned": (lambda value: _entered(gk.tuned(incremental_fallback_fraction=value)), dict(value=0.5)),
+    "gk.tuned": (lambda incremental_fallback_fraction: _entered(gk.tuned(
+        incremental_fallback_fraction=incremental_fallback_fraction)), dict(incremental_fallback_fraction=0.5)),
     "gk.graph500.validate": (gk.graph500.validate, dict(g=gk.graph.undirected(SRC, DST, N), source=0,
                                                         parents=np.array([0, 0, 0, 0]), levels=None, directed=False)),
     "gk.graph500.search_keys": (gk.graph500.search_keys, dict(g=_graph(), num_keys=2, seed=2)),
@@ -185,8 +187,13 @@ def _sweep(name, fn, good):
             kwargs = dict(good, **{arg: bad})
             try:
                 fn(**kwargs)
-            except OK:
+            except GraphkernError:
                 pass
+            except (ValueError, TypeError) as exc:
+                # the message names the argument, so it alone says what to fix; None where an optional
+                # value may stand may instead make another argument wrong, which the message names
+                if arg not in str(exc) and not (bad is None and "argument '" in str(exc)):
+                    unexpected.append((arg, label, f"{type(exc).__name__} not naming {arg!r}: {exc}"))
             except Exception as exc:  # noqa: BLE001 - what the sweep looks for
                 unexpected.append((arg, label, f"{type(exc).__name__}: {exc}"))
     return unexpected

@@ -102,6 +102,10 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
         back = src != dst
         src, dst = np.concatenate([src, dst[back]]), np.concatenate([dst, src[back]])
         columns = {k: np.concatenate([v, v[back]]) for k, v in columns.items()}
+    if num_nodes is not None and src.size and max(int(src.max()), int(dst.max())) >= num_nodes:
+        # refused here, by the reader's own arguments: from_coo would name its 'src' or 'dst'
+        raise ValueError(f"argument 'num_nodes': expected node ids below num_nodes={num_nodes}, found id "
+                         f"{max(int(src.max()), int(dst.max()))} in {path!r}")
     g = Graph.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype)
     g.edata.update(columns)
     if node_ids is not None:

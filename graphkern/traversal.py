@@ -91,7 +91,8 @@ def bfs_call(g, source=None, sources=None, algorithm="auto", backend=None, alpha
         listed = to_host_array("sources", sources)
         if listed.ndim != 1:
             raise TypeError(f"argument 'sources': expected a 1-D sequence of vertex ids, found shape {listed.shape}")
-        roots = [check_int_scalar("sources[i]", s, low=0, high=target.num_src - 1) for s in listed.tolist()]
+        roots = [check_int_scalar(f"sources[{i}]", s, low=0, high=target.num_src - 1)
+                 for i, s in enumerate(listed.tolist())]
     else:
         root = check_int_scalar("source", source, low=0, high=target.num_src - 1)
     if searched is None:

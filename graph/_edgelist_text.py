@@ -23,12 +23,13 @@ _SEPS = b" \t\r,;"
 
 
 def file_path(path) -> str:
-    """``os.fspath(path)``, or a TypeError naming the argument (os.fspath's own names no argument)."""
+    """``path`` (str, bytes or os.PathLike) as a str, or a TypeError naming the argument (os.fspath's own
+    names no argument). A str because not every library a reader hands it to takes bytes (scipy.io)."""
     try:
-        name = os.fspath(path)
+        name = os.fsdecode(os.fspath(path))
     except TypeError as exc:
         raise TypeError(f"argument 'path': expected a str or os.PathLike, found {type(path).__name__}") from exc
-    if ("\0" if isinstance(name, str) else b"\0") in name:  # open() refuses it without naming the argument
+    if "\0" in name:  # open() refuses it without naming the argument
         raise ValueError(f"argument 'path': expected a file name, found {name!r} (holds a NUL character)")
     return name
 

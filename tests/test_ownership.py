@@ -294,7 +294,8 @@ def _dynamic_results(dg):
 
 
 def _temporal_results(tg):
-    return [r for t in range(tg.num_steps) for r in _results(tg.seek(t))]
+    # the edges of every step (the kernels on a snapshot are covered by _dynamic_results)
+    return [a for t in range(tg.num_steps) for a in tg.seek(t).csr()]
 
 
 # boundary -> (kinds it takes, build(obj) from the caller's object, results(built)); each builds from
@@ -373,3 +374,59 @@ def test_sgconv_cached_features_are_not_the_callers():
     first = layer(g, x).detach().clone()
     x.fill_(1e6)
     torch.testing.assert_close(layer(g, x), first)
+
+
+def _read_only_specialisations() -> list:
+    """The compiled CPU kernels with a read-only array among the types of one of their specialisations."""
+    import importlib
+    import pkgutil
+
+    import graphkern.kernels.cpu as kernels
+    from numba.core import types
+
+    found = []
+    for info in pkgutil.walk_packages(kernels.__path__, "graphkern.kernels.cpu."):
+        for name, obj in vars(importlib.import_module(info.name)).items():
+            for sig in getattr(obj, "signatures", None) or ():
+                if any(isinstance(t, types.Array) and not t.mutable for t in sig):
+                    found.append(f"{info.name}.{name}{sig}")
+    return found
+
+
+def test_what_graphkern_hands_out_and_gets_back_reaches_no_kernel_read_only():
+    """Accessors hand out read-only views, and graphkern's own code calls them too (transforms, the
+    Graph500 check, temporal steps, conversions); none of it may hand a kernel a read-only array, which
+    would compile a second specialisation of it. Feeds every handed-out array back in where it fits,
+    then reads the specialisations Numba has made in this process."""
+    import graphkern.torch as gkt
+
+    g = gk.Graph.from_coo(SRC, DST, num_nodes=N)
+    frozen = np.ones((N, 2))
+    frozen.flags.writeable = False
+    for h in (gk.Graph.from_csr(*g.csr()), gk.Graph.from_coo(*g.edges(), num_nodes=N), g.reverse().reverse()):
+        gk.spmm(h, "copy_lhs", "sum", frozen)
+        gk.spmm(h, "copy_lhs", "max", frozen)
+        gk.bfs(h, 0)
+    u = gk.graph.undirected(*g.edges(), N)
+    gk.graph500.validate(u, 0, gk.bfs(u, 0).parents)
+    g.node_subgraph([0, 1, 2]).csr()
+    g.to_scipy().sort_indices()
+    dg = gk.DynamicGraph(N)
+    dg.apply(insert=g.edges())
+    inc = gk.IncrementalBFS(dg, 0)
+    dg.apply(delete=([0], [1]))
+    inc.update()
+    gk.graph500.validate(dg.snapshot(), 0, inc.parents, inc.levels, directed=True)
+    tg = gk.graph.temporal.TemporalGraph(SRC, DST, N, base=3, step=1)
+    tg.forward()
+    tg.backward()
+    gk.DynamicGraph(N).apply(insert=tg.diffs.initial)
+    a = torch.rand(3, 2, dtype=torch.float64)
+    b = torch.rand(2, 2, 2, dtype=torch.float64)
+    index = np.array([0, 1, 1])
+    index.flags.writeable = False
+    gkt.gather_mm(a, b, idx_b=index)
+    etypes = np.array([0, 1, 1, 0, 1, 0])
+    etypes.flags.writeable = False
+    gkt.RelGraphConv(2, 2, 2).double()(g, torch.rand(N, 2, dtype=torch.float64), etypes)
+    assert _read_only_specialisations() == []

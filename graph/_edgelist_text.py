@@ -8,6 +8,7 @@ newlines, and the few values the compiled code cannot settle exactly are convert
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -21,17 +22,45 @@ _SHOW = 60  # characters of an offending line quoted in an error
 _SEPS = b" \t\r,;"
 
 
-def read_bytes(path, progress) -> np.ndarray:
-    size = os.path.getsize(path)
-    if progress is None:
-        progress = size >= PROGRESS_MIN_BYTES
-    buf = np.empty(size, dtype=np.uint8)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+def file_path(path) -> str:
+    """``path`` (str, bytes or os.PathLike) as a str, or a TypeError naming the argument (os.fspath's own
+    names no argument). A str because not every library a reader hands it to takes bytes (scipy.io)."""
+    try:
+        name = os.fsdecode(os.fspath(path))
+    except TypeError as exc:
+        raise TypeError(f"argument 'path': expected a str or os.PathLike, found {type(path).__name__}") from exc
+    if "\0" in name:  # open() refuses it without naming the argument
+        raise ValueError(f"argument 'path': expected a file name, found {name!r} (holds a NUL character)")
+    return name
 
-        bar = tqdm(total=size, desc=f"reading {os.path.basename(path)}", unit="B", unit_scale=True, leave=False)
-    with open(path, "rb") as fh:
+
+@contextlib.contextmanager
+def open_input(path, mode: str = "rb", **kwargs):
+    """``open(path, mode)`` for a reader: a file that is missing, a folder or unreadable is refused with a
+    ValueError naming ``path`` and the OS's reason (as :func:`graphkern.graph.load` does), so every
+    problem with a reader's input is a ValueError; a ``path`` that is not path-like is a TypeError."""
+    name = file_path(path)
+    try:
+        fh = open(name, mode, **kwargs)  # noqa: SIM115 - closed below, after the reader is done
+    except OSError as exc:
+        raise ValueError(f"argument 'path': expected a readable file, found {name!r} unreadable "
+                         f"({type(exc).__name__}: {exc.strerror or exc})") from exc
+    with fh:
+        yield fh
+
+
+def read_bytes(path, progress) -> np.ndarray:
+    with open_input(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if progress is None:
+            progress = size >= PROGRESS_MIN_BYTES
+        buf = np.empty(size, dtype=np.uint8)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=size, desc=f"reading {os.path.basename(path)}", unit="B", unit_scale=True,
+                       leave=False)
         view = memoryview(buf)
         pos = 0
         while pos < size:

@@ -41,10 +41,13 @@ class CSC(NamedTuple):
 
 def normalise_formats(formats) -> frozenset:
     """The formats a graph may build: all for None or ``"any"``, else the named ones (checked)."""
-    if formats is None or formats == "any":
+    if formats is None or (isinstance(formats, str) and formats == "any"):
         return frozenset(FORMATS)
     if isinstance(formats, str):
         formats = [formats]
+    if not isinstance(formats, (list, tuple, set, frozenset)) or not all(isinstance(f, str) for f in formats):
+        raise TypeError(f"argument 'formats': expected a format name or a list of them (from {list(FORMATS)}), "
+                        f"found {formats!r}")
     chosen = frozenset(formats)
     bad = sorted(f for f in chosen if f not in FORMATS)
     if bad or not chosen:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .._validate import to_host_array, type_name
+from .._validate import check_choice, private, to_host_array, type_name
 from ._base import GraphBase
 from ._formats import FORMATS
 
@@ -35,6 +35,8 @@ def from_scipy(cls, matrix, *, idtype=None, formats=None, edge_data: str | None 
     """
     import scipy.sparse as sp
 
+    if edge_data is not None and not isinstance(edge_data, str):
+        raise TypeError(f"argument 'edge_data': expected None or a name (str), found {type_name(edge_data)}")
     if not (sp.issparse(matrix)):
         raise TypeError("argument 'matrix': expected a scipy.sparse matrix or array, "
                         f"found {type_name(matrix)}")
@@ -60,7 +62,8 @@ def from_scipy(cls, matrix, *, idtype=None, formats=None, edge_data: str | None 
         indptr, indices, data = csr.indptr, csr.indices, csr.data
     g = cls._from_compressed("csr", indptr, indices, None, num_cols, idtype, formats, "num_dst")
     if edge_data is not None:
-        g.edata[edge_data] = np.ascontiguousarray(data)
+        # matrix.tocsr() of a CSR matrix is the matrix itself: its data would be the caller's buffer
+        g.edata[edge_data] = private(np.ascontiguousarray(data), matrix.data)
     return g
 
 
@@ -79,8 +82,7 @@ def to_scipy(g: GraphBase, fmt: str = "csr", data=None):
     import scipy.sparse as sp
 
     g._require_host("to_scipy()")
-    if fmt not in FORMATS:
-        raise ValueError(f"argument 'fmt': expected one of {list(FORMATS)}, found {fmt!r}")
+    check_choice("fmt", fmt, FORMATS)
     if data is None:
         values = None
     else:
@@ -89,11 +91,13 @@ def to_scipy(g: GraphBase, fmt: str = "csr", data=None):
             raise ValueError(f"argument 'data': expected {g._num_edge_ids} values (one per edge id), "
                              f"found shape {data.shape}")
     shape = (g._num_src, g._num_dst)
+    # copies: SciPy keeps the arrays it is given, and its in-place methods (sort_indices,
+    # sum_duplicates) would otherwise reorder the graph's own formats under their edge ids
     if fmt == "coo":
-        src, dst, eids = g.coo()
+        src, dst, eids = (x.copy() for x in g.coo())
         values = np.ones(g._num_edges, np.float32) if data is None else data[eids]
         return sp.coo_array((values, (src, dst)), shape=shape)
-    a, b, eids = (g.csr() if fmt == "csr" else g.csc())
+    a, b, eids = (x.copy() for x in (g.csr() if fmt == "csr" else g.csc()))
     values = np.ones(g._num_edges, np.float32) if data is None else data[eids]
     if fmt == "csr":
         return sp.csr_array((values, b, a), shape=shape)
@@ -118,9 +122,14 @@ def from_networkx(cls, nx_graph, *, edge_attrs: Iterable[str] = (), idtype=None,
         kind = type(nx_graph)
         raise TypeError(f"argument 'nx_graph': expected a networkx graph, found "
                         f"{kind.__module__}.{kind.__qualname__}")
+    if isinstance(edge_attrs, str) or not isinstance(edge_attrs, Iterable):
+        raise TypeError(f"argument 'edge_attrs': expected an iterable of attribute names, found "
+                        f"{type_name(edge_attrs)}")
+    edge_attrs = list(edge_attrs)
+    if not all(isinstance(name, str) for name in edge_attrs):
+        raise TypeError(f"argument 'edge_attrs': expected attribute names (str), found {edge_attrs!r}")
     nodes = list(nx_graph.nodes)
     index = {node: i for i, node in enumerate(nodes)}
-    edge_attrs = list(edge_attrs)
     edges = list(nx_graph.edges(data=True))
     src = np.fromiter((index[u] for u, _, _ in edges), dtype=np.int64, count=len(edges))
     dst = np.fromiter((index[v] for _, v, _ in edges), dtype=np.int64, count=len(edges))

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._backend import resolve_driver
 from .._fair_share import fair_share
-from .._validate import check_int_scalar
+from .._validate import check_bool, check_int_scalar, named_as
 
 __all__ = ["DynamicGraph"]
 
@@ -195,7 +195,9 @@ class DynamicGraph:
     @serialized
     def contains(self, src, dst):
         """Whether each ``src[i] -> dst[i]`` is a live edge (a bool array, on the graph's device)."""
-        return self._storage.contains(*self._storage.check_batch("edges", (src, dst)))
+        with named_as(**{"edges[0]": "src", "edges[1]": "dst", "edges": "src, dst"}):
+            pair = self._storage.check_batch("edges", (src, dst))
+        return self._storage.contains(*pair)
 
     # ------------------------------------------------------------------ readers
     @serialized
@@ -226,6 +228,7 @@ class DynamicGraph:
         >>> g.csr().indices.tolist(), g.csc().indices.tolist(), g.csc().eids.tolist()
         ([1, 2, 1], [0, 2, 1], [0, 2, 1])
         """
+        csc = check_bool("csc", csc)
         snap = self.cached_snapshot()
         if snap is None:
             from .._validate import choose_idtype

@@ -20,7 +20,7 @@ def _seed_pair(seed) -> tuple[int, int]:
     if isinstance(seed, (tuple, list)):
         if len(seed) != 2:
             raise ValueError(f"argument 'seed': expected an int or a pair of ints, found {len(seed)} values")
-        return int(seed[0]), int(seed[1])
+        return check_int_scalar("seed[0]", seed[0]), check_int_scalar("seed[1]", seed[1])
     s = check_int_scalar("seed", seed)
     return s, s + 1
 
@@ -82,6 +82,9 @@ def kronecker_edges(scale: int, edgefactor: int = 16, seed=GRAPH500_SEED, *, dty
     scale = check_int_scalar("scale", scale, low=1, high=40)
     edgefactor = check_int_scalar("edgefactor", edgefactor, low=1)
     num_edges = edgefactor << scale
+    if num_edges > INT64_MAX:  # the edge count is an int64 everywhere it goes
+        raise ValueError(f"argument 'edgefactor': expected edgefactor * 2**scale <= {INT64_MAX} edges, found "
+                         f"{edgefactor} * 2**{scale} = {num_edges}")
     if dtype is None:
         dtype = np.int32 if scale <= 31 else np.int64
     dtype = np.dtype(dtype)
@@ -118,9 +121,11 @@ def graph500_random_doubles(count: int, seed=GRAPH500_SEED, position: int = 0) -
     >>> round(float(graph500_random_doubles(1)[0]), 12)
     0.410212082829
     """
+    count = check_int_scalar("count", count, low=0, high=INT64_MAX)
+    position = check_int_scalar("position", position, low=0)  # the skip is exact Python-int arithmetic
     seed1, seed2 = _seed_pair(seed)
-    state = _gen.skip_state(_gen.mrg_seed(seed1, seed2), 2 * (1 << 128) + 2 * int(position))
-    return _gen.mrg_doubles(state, int(count), np.empty(int(count), dtype=np.float64))
+    state = _gen.skip_state(_gen.mrg_seed(seed1, seed2), 2 * (1 << 128) + 2 * position)
+    return _gen.mrg_doubles(state, count, np.empty(count, dtype=np.float64))
 
 
 def kronecker(scale: int, edgefactor: int = 16, seed=GRAPH500_SEED, *, simple: bool = True, idtype=None,

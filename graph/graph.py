@@ -21,7 +21,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .._backend import driver
-from .._validate import is_device_array, to_host_array
+from .._validate import check_bool, check_choice, is_device_array, read_only, to_host_array
 from ..kernels.cpu import sort as _sort
 from . import _construct, convert, interop, transform
 from . import _formats as _fmt  # (Graph.__init__ has an argument named _formats)
@@ -41,7 +41,10 @@ class Graph(GraphBase):
     ``indptr``, ``indices`` and ``eids`` when the validated array would share memory with the caller's
     (an array already in the graph's id dtype); a conversion to that dtype is the copy otherwise. A
     change the caller makes after construction therefore never reaches a compiled kernel, which trusts
-    the ids it was given (``python tools/ownership_cost.py`` measures what the copy costs).
+    the ids it was given (``python tools/ownership_cost.py`` measures what the copy costs). Nor does it
+    hand out one it relies on: :meth:`coo`, :meth:`csr`, :meth:`csc` and :meth:`edges` give read-only
+    views (writing into one raises numpy's "assignment destination is read-only"), and the degrees,
+    :meth:`sorted_csr` and the conversions (:meth:`to_scipy`, :meth:`to_edge_index`, ...) give copies.
 
     Examples
     --------
@@ -286,8 +289,7 @@ class Graph(GraphBase):
         """
         from .. import _cuda
 
-        if device not in ("cpu", "cuda"):
-            raise ValueError(f"argument 'device': expected 'cpu' or 'cuda', found {device!r}")
+        check_choice("device", device, ("cpu", "cuda"))
         if device == self._device:
             return self
         if device == "cuda":
@@ -338,11 +340,11 @@ class Graph(GraphBase):
 
     def has_format(self, name: str) -> bool:
         """Whether ``name`` is created already (no work needed to use it)."""
-        return name in self._formats
+        return check_choice("name", name, FORMATS) in self._formats
 
     def allows_format(self, name: str) -> bool:
         """Whether ``name`` may be built for this graph."""
-        return name in self._allowed
+        return check_choice("name", name, FORMATS) in self._allowed
 
     def _raw(self, name: str) -> tuple:
         """``(a, b, eids_or_None)`` of a format, building it if needed; ``None`` eids mean identity."""
@@ -368,20 +370,33 @@ class Graph(GraphBase):
             # the arange is still the identity; kernels may keep skipping the indirection
         return eids
 
+    def _handed_out(self, name: str) -> tuple:
+        """Format ``name`` as read-only views (see :func:`graphkern._validate.read_only`): the graph's own
+        arrays stay writable for the kernels, the caller's views refuse writes."""
+        a, b, _ = self._raw(name)
+        return tuple(read_only(x) for x in (a, b, self._eids_or_arange(name)))
+
     def coo(self) -> COO:
-        """The edge list ``(src, dst, eids)``, built if needed."""
-        src, dst, _ = self._raw("coo")
-        return COO(src, dst, self._eids_or_arange("coo"))
+        """The edge list ``(src, dst, eids)``, built if needed; read-only views of the graph's arrays.
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> src = gk.Graph.from_coo([0, 1], [1, 0]).coo().src
+        >>> src.flags.writeable    # src[0] = 5 raises: the graph relies on this memory
+        False
+        """
+        return COO(*self._handed_out("coo"))
 
     def csr(self) -> CSR:
-        """The out-edge CSR ``(indptr, indices, eids)``, built if needed."""
-        indptr, indices, _ = self._raw("csr")
-        return CSR(indptr, indices, self._eids_or_arange("csr"))
+        """The out-edge CSR ``(indptr, indices, eids)``, built if needed; read-only views of the graph's
+        arrays (copy one to change it: ``g.csr().indices.copy()``)."""
+        return CSR(*self._handed_out("csr"))
 
     def csc(self) -> CSC:
-        """The in-edge CSC ``(indptr, indices, eids)``, built if needed."""
-        indptr, indices, _ = self._raw("csc")
-        return CSC(indptr, indices, self._eids_or_arange("csc"))
+        """The in-edge CSC ``(indptr, indices, eids)``, built if needed; read-only views of the graph's
+        arrays."""
+        return CSC(*self._handed_out("csc"))
 
     def eids_are_identity(self, name: str) -> bool:
         """True when slot ``j`` of format ``name`` holds edge ``j`` (kernels skip the indirection)."""
@@ -409,7 +424,12 @@ class Graph(GraphBase):
 
     def edges(self) -> tuple[np.ndarray, np.ndarray]:
         """``(src, dst)`` ordered by edge id: ``src[e] -> dst[e]`` is edge ``e`` (with unused ids, see
-        :attr:`num_edge_ids`, the edges in ascending id order)."""
+        :attr:`num_edge_ids`, the edges in ascending id order). Read-only: they may be the graph's own
+        arrays."""
+        return tuple(read_only(x) for x in self._edges_by_id())
+
+    def _edges_by_id(self) -> tuple:
+        """:meth:`edges`, writable (the graph's own arrays where its slots are edge ids)."""
         name = next((f for f in ("coo", "csr", "csc") if f in self._identity), None)
         if name == "coo":
             src, dst, _ = self._formats["coo"]
@@ -465,6 +485,7 @@ class Graph(GraphBase):
         ([0, 1], [1, 0], [0, 3])
         """
         self._require_host("simple()")
+        return_eids = check_bool("return_eids", return_eids)
         indptr, indices, eids = self.sorted_csr()
         keep = _sort.mark_unique_sorted_rows(indptr, indices, not self._is_block, np.empty(indices.size, np.bool_))
         kept_before = np.zeros(indices.size + 1, dtype=np.int64)

@@ -120,8 +120,10 @@ def to_dgl(g: GraphBase):
     dgl = _import("dgl", "to_dgl()")
     src, dst, _ = edges_by_id(g)
     tid = torch.int32 if g.idtype == np.int32 else torch.int64
-    u = torch.from_numpy(np.ascontiguousarray(src)).to(tid)
-    v = torch.from_numpy(np.ascontiguousarray(dst)).to(tid)
+    # copies: a tensor from_numpy shares the array, which may be the graph's own (DGL's graph would
+    # then change this one's edges)
+    u = torch.from_numpy(np.array(src)).to(tid)
+    v = torch.from_numpy(np.array(dst)).to(tid)
     if g.is_block:
         return dgl.create_block((u, v), num_src_nodes=g.num_src, num_dst_nodes=g.num_dst, idtype=tid)
     dg = dgl.graph((u, v), num_nodes=g.num_src, idtype=tid)

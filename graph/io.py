@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
 import zipfile
 import zlib
 
 import numpy as np
 
-from .._validate import check_int_scalar
+from .._validate import check_bool, check_int_scalar, type_name
 from . import _edgelist_text as _text
+from ._base import GraphBase
 
 __all__ = ["read_edgelist", "read_mtx", "save", "load"]
 
@@ -82,7 +82,8 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
     """
     from .graph import Graph
 
-    path = os.fspath(path)
+    path = _text.file_path(path)
+    relabel, undirected = check_bool("relabel", relabel), check_bool("undirected", undirected)
     if num_nodes is not None:
         num_nodes = check_int_scalar("num_nodes", num_nodes, low=0)
     buf = _text.read_bytes(path, progress)
@@ -101,6 +102,10 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
         back = src != dst
         src, dst = np.concatenate([src, dst[back]]), np.concatenate([dst, src[back]])
         columns = {k: np.concatenate([v, v[back]]) for k, v in columns.items()}
+    if num_nodes is not None and src.size and max(int(src.max()), int(dst.max())) >= num_nodes:
+        # refused here, by the reader's own arguments: from_coo would name its 'src' or 'dst'
+        raise ValueError(f"argument 'num_nodes': expected node ids below num_nodes={num_nodes}, found id "
+                         f"{max(int(src.max()), int(dst.max()))} in {path!r}")
     g = Graph.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype)
     g.edata.update(columns)
     if node_ids is not None:
@@ -110,7 +115,9 @@ def read_edgelist(path, *, relabel: bool = False, undirected: bool = False, num_
 
 def _extra_names(header, num_extra, data_names):
     if data_names is not None:
-        names = list(data_names)
+        names = list(data_names) if isinstance(data_names, (list, tuple)) else None
+        if names is None or not all(isinstance(n, str) for n in names):
+            raise TypeError(f"argument 'data_names': expected a list of names (str), found {data_names!r}")
         if len(names) != num_extra:
             raise ValueError(f"argument 'data_names': expected {num_extra} names, found {len(names)}")
         return names
@@ -137,7 +144,7 @@ def _check_mtx_entries(path: str) -> str | None:
     fields than the header's field declares (a pattern file's values were ignored) and, in an integer
     file, a value that is not an integer (``1.5`` was truncated to 1). Returns the declared field of a
     coordinate file (None for other files, which scipy's own checks and messages cover)."""
-    with open(path, "rb") as fh:
+    with _text.open_input(path) as fh:
         header = fh.readline().split()
         if len(header) < 4 or header[0].lower() != b"%%matrixmarket" or header[2].lower() != b"coordinate":
             return None
@@ -175,9 +182,10 @@ def read_mtx(path, *, idtype=None, edge_data: str | None = "weight"):
 
     from .graph import Graph
 
-    if _check_mtx_entries(os.fspath(path)) == "pattern":
+    path = _text.file_path(path)
+    if _check_mtx_entries(path) == "pattern":  # refuses a path that is not a readable file, by name
         edge_data = None  # a pattern stores no values (scipy would hand over ones)
-    matrix = scipy.io.mmread(os.fspath(path))
+    matrix = scipy.io.mmread(path)
     matrix = sp.csr_array(matrix)
     return Graph.from_scipy(matrix, idtype=idtype, edge_data=edge_data)
 
@@ -197,6 +205,8 @@ def save(g, path) -> None:
     >>> gk.graph.load(path).num_edges
     2
     """
+    if not isinstance(g, GraphBase):
+        raise TypeError(f"argument 'g': expected a graphkern Graph, found {type_name(g)}")
     src, dst = g.edges()
     arrays = {
         "src": src, "dst": dst,
@@ -212,7 +222,7 @@ def save(g, path) -> None:
                 raise TypeError(f"argument 'g': {prefix}{name} holds Python objects, which .npz stores "
                                 "only by pickling")
             arrays[prefix + name] = value
-    with open(os.fspath(path), "wb") as out:  # a file object: numpy.savez appends .npz to a name
+    with open(_text.file_path(path), "wb") as out:  # a file object: numpy.savez appends .npz to a name
         np.savez(out, **arrays)
 
 
@@ -246,7 +256,7 @@ def load(path, *, idtype=None):
     naming ``path`` and what went wrong; so is an archive without graphkern's arrays."""
     from .graph import Graph
 
-    path = os.fspath(path)
+    path = _text.file_path(path)
     try:
         with open(path, "rb") as fh:  # our handle: numpy.load leaves its own open when the zip is corrupt
             archive = np.load(fh, allow_pickle=False)

@@ -25,11 +25,11 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from .._validate import as_index_array, check_ids_in_range, check_int_scalar, check_real_scalar
+from .._validate import as_index_array, check_bool, check_ids_in_range, check_int_scalar, check_real_scalar, read_only
+from ._edgelist_text import open_input
 
 __all__ = ["read_temporal_edges", "sliding_window_diffs", "TemporalDiffs", "TemporalGraph"]
 
@@ -52,7 +52,8 @@ def read_temporal_edges(path, *, relabel: bool = True):
     >>> src.tolist(), dst.tolist(), t.tolist(), n
     ([0, 1], [1, 2], [20, 30], 3)
     """
-    text_source = path if hasattr(path, "read") else open(Path(path), encoding="utf-8")  # noqa: SIM115
+    relabel = check_bool("relabel", relabel)
+    text_source = path if hasattr(path, "read") else open_input(path, "r", encoding="utf-8")
     with text_source as f:
         first = f.readline()
         rest = f.read()
@@ -207,10 +208,12 @@ class TemporalGraph:
         # every id, not only the first window's: a later step must not fail half-way through a batch
         check_ids_in_range("src", src, n)
         check_ids_in_range("dst", dst, n)
-        self.diffs = sliding_window_diffs(src, dst, base=base, step=step, percent_change=percent_change,
-                                          num_steps=num_steps)
+        # kept writable and private: forward() and backward() apply these arrays (the ``diffs`` handed
+        # out are read-only views of them)
+        self._diffs = sliding_window_diffs(src, dst, base=base, step=step, percent_change=percent_change,
+                                           num_steps=num_steps)
         self.graph = DynamicGraph(num_nodes, backend=backend)
-        self.graph.apply(insert=self.diffs.initial)
+        self.graph.apply(insert=self._diffs.initial)
         self._t = 0
 
     @classmethod
@@ -221,8 +224,16 @@ class TemporalGraph:
         return cls(src, dst, n, backend=backend, **kwargs)
 
     @property
+    def diffs(self) -> TemporalDiffs:
+        """The steps this graph moves through, as read-only views: the graph applies these arrays on
+        every :meth:`forward` and :meth:`backward`, so a write into one would change its later steps."""
+        d = self._diffs
+        return TemporalDiffs(tuple(read_only(a) for a in d.initial),
+                             [tuple(read_only(a) for a in step) for step in d.steps])
+
+    @property
     def num_steps(self) -> int:
-        return self.diffs.num_steps
+        return self._diffs.num_steps
 
     @property
     def time(self) -> int:
@@ -237,7 +248,7 @@ class TemporalGraph:
         """Move to step ``t + 1`` and return its snapshot."""
         if self._t + 1 >= self.num_steps:
             raise IndexError(f"TemporalGraph.forward: already at the last step ({self._t})")
-        add_s, add_d, del_s, del_d = self.diffs.steps[self._t]
+        add_s, add_d, del_s, del_d = self._diffs.steps[self._t]
         self.graph.apply(insert=(add_s, add_d), delete=(del_s, del_d))
         self._t += 1
         return self.snapshot(csc=csc)
@@ -246,7 +257,7 @@ class TemporalGraph:
         """Move back to step ``t - 1`` and return its snapshot."""
         if self._t == 0:
             raise IndexError("TemporalGraph.backward: already at step 0")
-        add_s, add_d, del_s, del_d = self.diffs.steps[self._t - 1]
+        add_s, add_d, del_s, del_d = self._diffs.steps[self._t - 1]
         self.graph.apply(insert=(del_s, del_d), delete=(add_s, add_d))
         self._t -= 1
         return self.snapshot(csc=csc)

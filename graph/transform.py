@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import INT32_MAX, as_index_array, check_ids_in_range, to_host_array, type_name
+from .._validate import INT32_MAX, as_index_array, check_choice, check_ids_in_range, read_only, to_host_array, type_name
 from ._base import GraphBase, require_host_graph
 
 __all__ = ["BatchInfo", "edges_by_id", "add_self_loop", "remove_self_loop", "batch", "unbatch", "node_subgraph",
@@ -150,11 +150,6 @@ def _node_ids(name: str, nodes, count: int, *, allow_mask: bool = True) -> np.nd
     return ids
 
 
-def _readonly(arr: np.ndarray) -> np.ndarray:
-    arr.flags.writeable = False
-    return arr
-
-
 # ---------------------------------------------------------------------------------------------- self-loops
 
 
@@ -224,7 +219,7 @@ def remove_self_loop(g: GraphBase, *, return_eids: bool = False):
         part = np.searchsorted(starts, kept, side="right") - 1
         counts = np.bincount(part, minlength=len(info.is_block)).astype(np.int64)
         out._batch = BatchInfo(info.num_src, info.num_dst, counts, counts.copy(), info.is_block)
-    return (out, _readonly(kept)) if return_eids else out
+    return (out, read_only(kept)) if return_eids else out
 
 
 # ---------------------------------------------------------------------------------------------- batching
@@ -342,8 +337,7 @@ def batch_num_nodes(g: GraphBase, side: str | None = None) -> np.ndarray:
         if g.is_block and not np.array_equal(info.num_src, info.num_dst):
             raise ValueError("argument 'side': expected 'src' or 'dst' for a batch of bipartite blocks, found None")
         return info.num_src.copy()
-    if side not in ("src", "dst"):
-        raise ValueError(f"argument 'side': expected None, 'src' or 'dst', found {side!r}")
+    check_choice("side", side, ("src", "dst"))
     return (info.num_src if side == "src" else info.num_dst).copy()
 
 
@@ -384,8 +378,8 @@ def node_subgraph(g: GraphBase, nodes) -> GraphBase:
     s, d = new_id[src], new_id[dst]
     keep = (s >= 0) & (d >= 0)
     sub = _new_graph(g, s[keep], d[keep], nids.size, nids.size, is_block=g.is_block)
-    sub.parent_nids = _readonly(nids)
-    sub.parent_eids = _readonly(eids[keep])
+    sub.parent_nids = read_only(nids)
+    sub.parent_eids = read_only(eids[keep])
     sub.ndata = _take_all(g.ndata, nids, g.num_src)
     sub.edata = _take_all(g.edata, sub.parent_eids, g.num_edge_ids)
     return sub
@@ -414,7 +408,7 @@ def in_subgraph(g: GraphBase, nodes) -> GraphBase:
     src, dst, eids = edges_by_id(g)
     keep = wanted[dst]
     sub = _new_graph(g, src[keep], dst[keep], g.num_src, g.num_dst, is_block=g.is_block)
-    sub.parent_eids = _readonly(eids[keep])
+    sub.parent_eids = read_only(eids[keep])
     sub.ndata = dict(g.ndata)
     sub.edata = _take_all(g.edata, sub.parent_eids, g.num_edge_ids)
     return sub

@@ -125,7 +125,8 @@ def bench_spmm(ctx: BenchContext) -> list[Row]:
     if E:
         from .kernels.cpu.sort import expand_indptr
 
-        dst_of_slot = expand_indptr(indptr, np.empty(E, dtype=indices.dtype))
+        # the graph's own (writable) row pointer: a read-only view would compile a second kernel
+        dst_of_slot = expand_indptr(g._raw("csc")[0], np.empty(E, dtype=indices.dtype))
         dense_max = np.full((n, F), -np.inf, np.float32)
         np.maximum.at(dense_max, dst_of_slot, x[indices])
         dense_max[np.isinf(dense_max)] = 0

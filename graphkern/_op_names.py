@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._validate import named_as
+
 SPMM_BINARY_OPS = ("add", "sub", "mul", "div")
 REDUCERS = ("sum", "max", "min", "mean")
 SDDMM_BINARY_OPS = ("add", "sub", "mul", "div", "dot")
@@ -75,12 +77,18 @@ def bind(spec: OpName, spmm: Callable, sddmm: Callable, *, keywords: bool) -> Ca
     """The function ``spec`` names, calling ``spmm`` or ``sddmm`` with DGL's positional arguments
     (``(g, x, y)``, or ``(g, x)`` for the copies); with ``keywords`` it passes the caller's keyword arguments
     (``backend=``, ``format=``) on, without them it takes none."""
+    # errors name x and y, the arguments the caller passed, not spmm's or sddmm's names for them
+    names = {"ufeat": "x", "efeat": "y"} if spec.family == "spmm" else {"lhs": "x", "rhs": "y"}
+    if spec.operands == "y":  # the one argument is called x, and feeds the right operand
+        names = {"efeat": "x"} if spec.family == "spmm" else {"rhs": "x"}
+
     def run(g, x, y, kwargs):
         if kwargs and not keywords:
             raise TypeError(f"{spec.name}() takes no keyword arguments, found {sorted(kwargs)}")
-        if spec.family == "spmm":
-            return spmm(g, spec.op, spec.reduce, x, y, **kwargs)
-        return sddmm(g, spec.op, x, y, spec.lhs_target, spec.rhs_target, **kwargs)
+        with named_as(**names):
+            if spec.family == "spmm":
+                return spmm(g, spec.op, spec.reduce, x, y, **kwargs)
+            return sddmm(g, spec.op, x, y, spec.lhs_target, spec.rhs_target, **kwargs)
 
     if spec.operands == "xy":
         def func(g, x, y, **kwargs):

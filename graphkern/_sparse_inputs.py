@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _broadcast, _cuda
 from ._config import resolve_backend
-from ._validate import check_choice, type_name
+from ._validate import check_choice, type_name, writable
 from .kernels.cpu import spmm as _spmm_cpu
 
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -30,6 +30,8 @@ def graph_of(g, format=None):
     (figures in docs/performance.md, section 'CPU: dynamic graph')."""
     from .graph import DynamicGraph, Graph
 
+    if format is not None and not isinstance(format, str):
+        raise TypeError(f"argument 'format': expected None or a format name, found {type_name(format)}")
     if isinstance(g, DynamicGraph):
         if format == "packed":
             if g.device != "cpu":
@@ -101,6 +103,10 @@ def feature(name: str, arr, rows: int, what: str, on_device: bool = False, to_de
                          f"pass np.ascontiguousarray({name})")
     if on_device and to_device and isinstance(arr, np.ndarray):
         arr = _cuda.to_device(name, arr)
+    elif to_device and isinstance(arr, np.ndarray):
+        # a read-only array (one graphkern handed out, a memory map) is copied, not compiled for; a
+        # writable one, the usual input, goes to the kernel as it is
+        arr = writable(arr)
     return arr
 
 

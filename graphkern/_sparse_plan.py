@@ -17,7 +17,7 @@ import numpy as np
 from . import _broadcast, _calibration, tuning
 from . import _sparse_caches as _caches
 from ._sparse_inputs import check_spmm, edge_word, feature, feature_shape, graph_planned, is_packed, operand, where
-from ._validate import check_choice
+from ._validate import check_bool, check_choice
 from .dispatch import Kernel, Plan, builds, csc_rows_sorted, log_plan, register_explainer, select_format
 from .kernels.cpu import edge_softmax as _softmax_cpu
 from .kernels.cpu import spmm as _spmm_cpu
@@ -148,7 +148,7 @@ def spmm_call(g, op, reduce, ufeat=None, efeat=None, return_arg=False, backend=N
     target = g if run_on is None else run_on
     on_device = where(target, backend, ufeat, efeat)
     x, w, bcast = check_spmm(target, op, reduce, ufeat, efeat, on_device, to_device=not explaining)
-    with_arg = bool(return_arg) and reduce in ("max", "min")
+    with_arg = check_bool("return_arg", return_arg) and reduce in ("max", "min")
     if return_arg and not with_arg:
         raise ValueError(f"argument 'return_arg': arg outputs exist for max and min, found reduce={reduce!r}")
     concrete = "cuda" if on_device else "cpu"

@@ -7,6 +7,7 @@ fix the call. Checks never modify the caller's arrays; what is kept past the cal
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 from typing import Any
 
@@ -45,6 +46,68 @@ def private(arr: np.ndarray, caller: Any) -> np.ndarray:
     return arr.copy() if shared else arr
 
 
+def read_only(arr):
+    """A view of host array ``arr`` that refuses writes, for handing out memory graphkern relies on.
+
+    The other half of :func:`private`: a format, a snapshot's arrays or a search's live state handed to
+    a caller as a writable array would let ``out[0] = 10**9`` change a graph whose ids were validated
+    once, and the next compiled kernel would index past its arrays. The view shares the memory (no
+    copy) and only the view is frozen: graphkern's own array stays writable, so the kernels that read
+    it keep their one (writable) Numba specialisation. Arrays already read-only and device arrays
+    (which carry no such flag) are returned as they are.
+
+    >>> import numpy as np
+    >>> kept = np.arange(3)
+    >>> out = read_only(kept)
+    >>> out.flags.writeable, kept.flags.writeable, np.shares_memory(out, kept)
+    (False, True, True)
+    """
+    if isinstance(arr, np.ndarray) and arr.flags.writeable:
+        arr = arr.view()
+        arr.flags.writeable = False
+    return arr
+
+
+def writable(arr: np.ndarray) -> np.ndarray:
+    """``arr`` itself when it is writable, else a copy: the form an input takes before compiled code.
+
+    Numba types a read-only array apart from a writable one (``readonly=True``), so handing one to a
+    kernel compiles a second specialisation of it; what graphkern hands out (:func:`read_only`) comes
+    back as input this way, e.g. ``Graph.from_csr(*g.csr())``. A writable array, the usual input, is
+    not copied.
+
+    >>> import numpy as np
+    >>> a = read_only(np.arange(3))
+    >>> writable(a).flags.writeable, writable(a) is not a
+    (True, True)
+    """
+    return arr if arr.flags.writeable else arr.copy()
+
+
+@contextlib.contextmanager
+def named_as(**caller_names: str):
+    """Errors raised inside name the arguments as the caller wrote them: a wrapper under another
+    signature (DGL's ``u_mul_e_sum(g, x, y)`` calling ``spmm(g, "mul", "sum", ufeat, efeat)``) passes
+    ``named_as(ufeat="x", efeat="y")``, and ``argument 'ufeat'`` in a ValueError or TypeError from the
+    call reads ``argument 'x'``. The original error stays chained.
+
+    >>> with named_as(ufeat="x"):  # doctest: +ELLIPSIS
+    ...     raise ValueError("argument 'ufeat': expected 4 rows")
+    Traceback (most recent call last):
+    ...
+    ValueError: argument 'x': expected 4 rows
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        message = renamed = str(exc)
+        for inner, outer in caller_names.items():
+            renamed = renamed.replace(f"'{inner}'", f"'{outer}'")
+        if type(exc) not in (ValueError, TypeError) or renamed == message:
+            raise  # a subclass may need more than a message to be rebuilt: left as it is
+        raise type(exc)(renamed) from exc
+
+
 def type_name(value: Any) -> str:
     """The type of ``value`` as an error message names it: with its module unless it is a builtin, so a
     networkx ``Graph`` is never mistaken for graphkern's."""
@@ -68,6 +131,14 @@ def check_int_scalar(name: str, value: Any, low: int | None = None, high: int | 
     if high is not None and value > high:
         raise ValueError(f"argument '{name}': expected an integer <= {high}, found {value}")
     return value
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``True`` or ``False`` (a NumPy bool too), not a truthy stand-in: a flag that reaches a compiled
+    kernel as an int, a list or None would compile a specialisation of its own, or fail inside Numba."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"argument '{name}': expected True or False, found {_describe(value)}")
+    return bool(value)
 
 
 def check_real_scalar(name: str, value: Any, low: float | None = None, high: float | None = None, *,
@@ -115,7 +186,8 @@ def to_host_array(name: str, obj: Any) -> np.ndarray:
 
 
 def as_index_array(name: str, obj: Any, dtype=None, *, ndim: int = 1) -> np.ndarray:
-    """A C-contiguous integer array of ``dtype`` (the caller's array itself when it already is one).
+    """A C-contiguous, writable integer array of ``dtype`` (the caller's array itself when it already is
+    one; a read-only array is copied, see :func:`writable`).
 
     Rejects floats, booleans and objects: ids are never silently truncated.
     """
@@ -136,7 +208,7 @@ def as_index_array(name: str, obj: Any, dtype=None, *, ndim: int = 1) -> np.ndar
             if lo < info.min or hi > info.max:
                 raise ValueError(f"argument '{name}': values in [{lo}, {hi}] do not fit {np.dtype(dtype)}")
         arr = arr.astype(dtype)
-    return np.ascontiguousarray(arr)
+    return writable(np.ascontiguousarray(arr))
 
 
 class IndexReductions:

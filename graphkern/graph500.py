@@ -21,6 +21,18 @@ from .errors import Graph500ValidationError
 __all__ = ["search_keys", "validate", "traversed_edges", "statistics", "run", "Graph500Result", "format_output"]
 
 
+def _host_graph(g):
+    """``g`` checked to be a Graph (a DynamicGraph gives its snapshot); TypeError naming ``g`` otherwise."""
+    from ._validate import type_name
+    from .graph import DynamicGraph, Graph
+
+    if isinstance(g, DynamicGraph):
+        g = g.snapshot()
+    if not isinstance(g, Graph):
+        raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found {type_name(g)}")
+    return g
+
+
 def search_keys(g, num_keys: int = 64, seed=2) -> np.ndarray:
     """The reference's search keys: distinct vertices with a non-loop edge, from its random stream.
 
@@ -36,12 +48,10 @@ def search_keys(g, num_keys: int = 64, seed=2) -> np.ndarray:
     [458, 214, 220, 966, 395, 9, 848, 777]
     """
     from ._validate import INT64_MAX, check_int_scalar
-    from .graph import DynamicGraph
     from .graph.generators import graph500_random_doubles
 
     num_keys = check_int_scalar("num_keys", num_keys, low=0, high=INT64_MAX)
-    if isinstance(g, DynamicGraph):
-        g = g.snapshot()
+    g = _host_graph(g)
     n = g.num_src
     if n == 0:
         return np.empty(0, dtype=np.int64)  # no vertex has an edge
@@ -187,15 +197,10 @@ def validate(g, source: int, parents, levels=None, *, directed: bool = False) ->
     graphkern.errors.Graph500ValidationError: Graph500 rule 5 (parent edge exists) failed at vertex 2: ...
     """
     from ._cuda import to_host
-    from ._validate import check_int_scalar
-    from .graph import DynamicGraph, Graph
+    from ._validate import check_bool, check_int_scalar
 
-    if isinstance(g, DynamicGraph):
-        g = g.snapshot()
-    if not isinstance(g, Graph):
-        kind = type(g)
-        raise TypeError(f"argument 'g': expected a graphkern Graph or DynamicGraph, found "
-                        f"{kind.__module__}.{kind.__qualname__}")
+    directed = check_bool("directed", directed)  # a kernel argument: anything else compiles its own build
+    g = _host_graph(g)
     if g.num_src != g.num_dst:
         raise ValueError(f"argument 'g': expected a square graph (a search tree lives on one vertex set), found "
                          f"{g.num_src} sources and {g.num_dst} destinations")

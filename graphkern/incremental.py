@@ -30,7 +30,7 @@ import numpy as np
 from . import tuning
 from ._backend import driver
 from ._fair_share import fair_share
-from ._validate import check_int_scalar, check_real_scalar, type_name
+from ._validate import check_int_scalar, check_real_scalar, read_only, type_name
 
 __all__ = ["IncrementalBFS"]
 
@@ -96,7 +96,7 @@ class IncrementalBFS:
     Thread-safe: calls on one graph are serialized. :meth:`update` holds the search's own lock and then
     its graph's, so it never reads the packed arrays while a batch rewrites them; batches applied from
     other threads meanwhile wait, and the next update sees them. :attr:`levels` and :attr:`parents` are
-    the arrays an update rewrites in place: copy them between updates to keep a state.
+    read-only views of the arrays an update rewrites in place: copy them between updates to keep a state.
     """
 
     def __init__(self, dg, source: int, *, symmetric: bool = False, fallback_fraction: float | None = None):
@@ -136,13 +136,15 @@ class IncrementalBFS:
     @property
     def levels(self):
         """Hops from the source (-1 unreached), exact after the last :meth:`update` (on the graph's
-        device)."""
-        return self._state.levels
+        device). A read-only view of the state an update rewrites in place: copy it to keep a step's
+        levels; a write into it raises, since the next update indexes by these values."""
+        return read_only(self._state.levels)
 
     @property
     def parents(self):
-        """A BFS parent of every reached vertex (``parents[source] == source``, -1 unreached)."""
-        return self._state.parents
+        """A BFS parent of every reached vertex (``parents[source] == source``, -1 unreached); a read-only
+        view, like :attr:`levels`."""
+        return read_only(self._state.parents)
 
     def _search_from_scratch(self):
         from .traversal import bfs

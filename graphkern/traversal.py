@@ -21,7 +21,7 @@ from ._bfs_multi import MS_BATCH
 from ._bfs_result import BFSResult
 from ._bfs_scratch import private_maps_size
 from ._config import resolve_backend
-from ._validate import check_choice, check_int_scalar, check_real_scalar, type_name
+from ._validate import check_choice, check_int_scalar, check_real_scalar, to_host_array, type_name
 from .dispatch import Kernel, Plan, builds, log_plan, register_explainer
 from .graph.dynamic import holding_graph_lock
 
@@ -88,8 +88,11 @@ def bfs_call(g, source=None, sources=None, algorithm="auto", backend=None, alpha
         target._require_host("the cpu backend")
     root = roots = None
     if sources is not None:
-        roots = [check_int_scalar("sources[i]", s, low=0, high=target.num_src - 1)
-                 for s in np.asarray(sources).tolist()]
+        listed = to_host_array("sources", sources)
+        if listed.ndim != 1:
+            raise TypeError(f"argument 'sources': expected a 1-D sequence of vertex ids, found shape {listed.shape}")
+        roots = [check_int_scalar(f"sources[{i}]", s, low=0, high=target.num_src - 1)
+                 for i, s in enumerate(listed.tolist())]
     else:
         root = check_int_scalar("source", source, low=0, high=target.num_src - 1)
     if searched is None:

@@ -1,5 +1,8 @@
 """Readers and writers: SNAP text, CSV with a header, Matrix Market, .npz round trips."""
 
+import io
+import os
+
 import numpy as np
 import pytest
 import scipy.io
@@ -169,3 +172,63 @@ def test_save_refuses_object_arrays(tmp_path):
     g.ndata["names"] = np.array(["a", {"b": 1}], dtype=object)
     with pytest.raises(TypeError, match="pickling"):
         gk.graph.save(g, tmp_path / "g.npz")
+
+
+def _path_as(kind: str, path):
+    return {"str": str(path), "Path": path, "bytes": os.fsencode(path)}[kind]
+
+
+def _write_edgelist(g, path):
+    src, dst = g.edges()
+    with open(path, "w") as f:
+        f.writelines(f"{u}\t{v}\t{w!r}\n" for u, v, w in zip(src.tolist(), dst.tolist(), g.edata["weight"].tolist()))
+
+
+def _write_mtx(g, path):
+    with open(path, "wb") as f:  # a file object: scipy.io.mmwrite appends .mtx to a name without it
+        scipy.io.mmwrite(f, g.to_scipy("coo", data=g.edata["weight"]))
+
+
+READERS = {  # format -> (write g at a path, read it back)
+    "npz": (gk.graph.save, gk.graph.load),
+    "edge list": (_write_edgelist, gk.graph.read_edgelist),
+    "mtx": (_write_mtx, gk.graph.read_mtx),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(READERS))
+@pytest.mark.parametrize("kind", ["str", "Path", "bytes"])
+@pytest.mark.parametrize("name", ["g", "g.npz", "g.txt", "g.mtx"])
+def test_every_reader_gives_back_the_graph_written_whatever_the_path_type(tmp_path, fmt, kind, name):
+    """save/load, an edge list and a Matrix Market file: written at a path given as str, pathlib.Path or
+    bytes, with or without (or with another format's) suffix, read back as the same graph (edges in
+    id order, node count, edge weights)."""
+    g = gk.Graph.from_coo([0, 2, 1, 3], [1, 0, 3, 2], num_nodes=4)
+    g.edata["weight"] = np.array([0.5, 1.25, -2.0, 3.0])
+    write, read = READERS[fmt]
+    path = _path_as(kind, tmp_path / name)
+    write(g, path)
+    h = read(path)
+    assert (h.num_src, h.num_dst, h.num_edges) == (g.num_src, g.num_dst, g.num_edges)
+    # Matrix Market stores entries, not edge ids: from_scipy numbers them in CSR order
+    canonical = (lambda x: _by_endpoints(x)) if fmt == "mtx" else (lambda x: (*x.edges(), x.edata["weight"]))
+    for got, want in zip(canonical(h), canonical(g)):
+        np.testing.assert_array_equal(got, want)
+
+
+def _by_endpoints(g):
+    src, dst = g.edges()
+    order = np.lexsort((dst, src))
+    return src[order], dst[order], g.edata["weight"][order]
+
+
+def test_save_and_load_take_paths_not_file_objects(tmp_path):
+    """A file object is refused by name (save writes, and load reads, the file at a path); the
+    temporal reader is the one reader that also takes an open text file."""
+    g = gk.Graph.from_coo([0, 1], [1, 0])
+    with open(tmp_path / "g.npz", "wb") as f, pytest.raises(TypeError, match="argument 'path'"):
+        gk.graph.save(g, f)
+    with pytest.raises(TypeError, match="argument 'path'"):
+        gk.graph.load(io.BytesIO(b""))
+    src, dst, t, n = gk.graph.temporal.read_temporal_edges(io.StringIO("0 1 5\n1 0 6\n"))
+    assert (src.tolist(), dst.tolist(), t.tolist(), n) == ([0, 1], [1, 0], [5, 6], 2)

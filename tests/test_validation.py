@@ -1,5 +1,7 @@
 """Every documented input error: raised before compiled code runs, naming argument, expected, found."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -134,3 +136,70 @@ def test_counts_past_int64_are_refused_by_name():
         gk.graph500.search_keys(gk.Graph.from_coo([0], [1]), huge)
     g = gk.Graph.from_coo([0], [1], num_edge_ids=2**40)  # a large space of unused ids is fine
     assert g.num_edge_ids == 2**40 and g.idtype == np.int64
+
+
+def _id_space_calls():
+    """``(label, call, the argument its message names)``: every public argument that names nodes or edges,
+    given an id outside the space it names (a node id past the nodes, an edge id past the id space or in
+    it but held by no edge, a negative id), and every count past what the index types hold."""
+    torch = pytest.importorskip("torch")
+    import graphkern.torch as gkt
+
+    src, dst, n = np.array([0, 1, 2]), np.array([1, 2, 0]), 3
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    spread = gk.Graph.from_coo(src, dst, num_nodes=n, eids=np.array([0, 2, 4]), num_edge_ids=5)
+    dg = gk.DynamicGraph(n)
+    dg.apply(insert=(src, dst))
+    x = np.ones((n, 2))
+    t = torch.ones(3, 2, dtype=torch.float64)
+    b = torch.ones(2, 2, 2, dtype=torch.float64)
+    return [
+        ("from_coo eids past num_edge_ids", lambda: gk.Graph.from_coo(src, dst, eids=[0, 1, 5], num_edge_ids=5),
+         "eids"),
+        ("from_coo eids negative", lambda: gk.Graph.from_coo(src, dst, eids=[0, -1, 2]), "eids"),
+        ("from_coo eids repeated", lambda: gk.Graph.from_coo(src, dst, eids=[0, 0, 1]), "eids"),
+        ("from_csr eids past the edges", lambda: gk.Graph.from_csr([0, 1, 2, 3], [1, 2, 0], eids=[0, 1, 3]), "eids"),
+        ("torch edge_softmax eids past num_edge_ids",
+         lambda: gkt.ops.edge_softmax(spread, torch.ones(1), eids=np.array([5])), "eids"),
+        ("torch edge_softmax eids of no edge",
+         lambda: gkt.ops.edge_softmax(spread, torch.ones(1), eids=np.array([1])), "eids"),
+        ("bfs source past the nodes", lambda: gk.bfs(g, n), "source"),
+        ("bfs source negative", lambda: gk.bfs(g, -1), "source"),
+        ("bfs sources past the nodes", lambda: gk.bfs(g, sources=[0, n]), "sources[1]"),
+        ("explain bfs source", lambda: gk.explain(g, "bfs", source=n), "source"),
+        ("IncrementalBFS source", lambda: gk.IncrementalBFS(dg, n), "source"),
+        ("IncrementalBFS source on no nodes", lambda: gk.IncrementalBFS(gk.DynamicGraph(0), 0), "source"),
+        ("graph500.validate source", lambda: gk.graph500.validate(g, n, np.zeros(n, np.int64)), "source"),
+        ("DynamicGraph.apply insert", lambda: dg.apply(insert=([0], [n])), "insert[1]"),
+        ("DynamicGraph.apply delete", lambda: dg.apply(delete=([-1], [0])), "delete[0]"),
+        ("DynamicGraph.contains", lambda: dg.contains([n], [0]), "src"),
+        ("node_subgraph", lambda: g.node_subgraph([0, n]), "nodes"),
+        ("in_subgraph", lambda: g.in_subgraph([-1]), "nodes"),
+        ("TemporalGraph ids", lambda: gk.graph.temporal.TemporalGraph(src, [0, 1, n], n, base=2, step=1), "dst"),
+        ("undirected ids", lambda: gk.graph.undirected(src, [0, 1, n], n), "dst"),
+        ("read_edgelist ids past num_nodes", None, "num_nodes"),
+        ("gather_mm idx_b", lambda: gk.gather_mm(x[:, :2].copy(), b.numpy(), idx_b=np.array([0, 2, 1])), "idx_b"),
+        ("torch gather_mm idx_a", lambda: gkt.gather_mm(t, b, idx_a=np.array([0, 3]), idx_b=np.array([0, 1])),
+         "idx_a"),
+        ("RelGraphConv etypes", lambda: gkt.RelGraphConv(2, 2, 2).double()(g, t, np.array([0, 2, 1])), "etypes"),
+        # counts: each against int64, the widest index type (and the node bound of the packed keys)
+        ("DynamicGraph num_nodes", lambda: gk.DynamicGraph(2**31), "num_nodes"),
+        ("uniform num_edges", lambda: gk.graph.uniform(4, 2**63), "num_edges"),
+        ("kronecker edges past int64", lambda: gk.graph.kronecker_edges(40, 2**40), "edgefactor"),
+        ("graph500_random_doubles count", lambda: gk.graph.graph500_random_doubles(2**63), "count"),
+        ("TemporalGraph base", lambda: gk.graph.temporal.TemporalGraph(src, dst, n, base=4, step=1), "base"),
+        ("search_keys num_keys", lambda: gk.graph500.search_keys(g, 2**63), "num_keys"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(30))
+def test_every_id_argument_is_checked_against_the_space_it_names(case, tmp_path):
+    calls = _id_space_calls()
+    assert len(calls) == 30
+    label, call, name = calls[case]
+    if call is None:  # a reader's ids against the num_nodes it was given
+        path = tmp_path / "g.txt"
+        path.write_text("0 1\n1 5\n")
+        call = lambda: gk.graph.read_edgelist(path, num_nodes=3)  # noqa: E731
+    with pytest.raises(ValueError, match=re.escape(f"argument '{name}'")):
+        call()

@@ -40,7 +40,7 @@ def main(argv=None) -> None:
     import graphkern.torch as gkt
 
     g = gk.graph.kronecker(args.scale, progress=False)
-    src, dst = (np.asarray(a, dtype=np.int64) for a in g.edges()[:2])
+    src, dst = (np.array(a, dtype=np.int64) for a in g.edges()[:2])  # copies: edges() are read-only views
     dg = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=g.num_nodes)
     torch.manual_seed(0)
     x = torch.randn(g.num_nodes, args.features)

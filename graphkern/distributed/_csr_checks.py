@@ -87,7 +87,8 @@ def local_rows(parts: int, indptr, indices, values, shape, col_offsets, cell_cou
         values = _check_xcsr_values(values, int(counts.sum()))
     else:
         values = check_values("values", values, indices.size)
-    cols = None if col_offsets is None else check_offsets("col_offsets", col_offsets, parts, shape[1])
+    cols = None if col_offsets is None else private(check_offsets("col_offsets", col_offsets, parts, shape[1]),
+                                                    col_offsets)
     return SimpleNamespace(  # the matrix keeps these: none may be memory the caller can still change
         shape=shape,
         indptr=private(indptr, given["indptr"]),
@@ -128,7 +129,8 @@ def global_rows(
     else:
         vals = check_values("values", values, ids.shape[0])
         values = None if vals is None else vals[a:b]
-    cols = None if col_offsets is None else check_offsets("col_offsets", col_offsets, parts, shape[1])
+    cols = None if col_offsets is None else private(check_offsets("col_offsets", col_offsets, parts, shape[1]),
+                                                    col_offsets)
     return SimpleNamespace(  # the matrix keeps these: blocks of the caller's arrays are copied (private)
         shape=shape,
         row_offsets=offsets,

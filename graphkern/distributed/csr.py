@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validate import private
 from ._agree import SHOWN, agree, check_offsets, key, local_check
 from ._comm import as_counting, exclusive_scan
 from ._csr_checks import (
@@ -58,7 +59,7 @@ def _global_same(got) -> dict:
 
 def _partial_offsets(offsets, parts):
     """``col_offsets`` on a rank that does not know the column count yet (``scatter``): all but the end."""
-    return check_offsets("col_offsets", offsets, parts, None)
+    return private(check_offsets("col_offsets", offsets, parts, None), offsets)  # the matrix keeps it
 
 
 def _col_offsets_fit(cols, root):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import as_index_array, check_int_scalar, type_name
+from .._validate import as_index_array, check_int_scalar, private, type_name
 from ._agree import agree, check_grid_shape, check_offsets, check_values, key, local_check
 from ._comm import alltoall_counts, alltoallv_records, as_counting
 from ._csr_checks import CHECKED
@@ -236,8 +236,11 @@ def _edges(grid, src, dst, n, values, row_bounds, col_bounds):
             raise ValueError(f"argument '{name}': expected vertex ids in [0, {n}), found {int(ids[pos])} at "
                              f"position {pos}")
     values = check_values("values", values, src.size)
-    rb = even_offsets(n, grid.pr) if row_bounds is None else check_offsets("row_bounds", row_bounds, grid.pr, n)
-    cb = even_offsets(n, grid.pc) if col_bounds is None else check_offsets("col_bounds", col_bounds, grid.pc, n)
+    # the block keeps its bounds: none may be memory the caller can still change
+    rb = (even_offsets(n, grid.pr) if row_bounds is None
+          else private(check_offsets("row_bounds", row_bounds, grid.pr, n), row_bounds))
+    cb = (even_offsets(n, grid.pc) if col_bounds is None
+          else private(check_offsets("col_bounds", col_bounds, grid.pc, n), col_bounds))
     return n, rb, cb, src, dst, values
 
 

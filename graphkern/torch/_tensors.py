@@ -12,7 +12,7 @@ import torch
 
 from .. import _cuda
 from .. import sparse as _sparse
-from .._validate import type_name
+from .._validate import type_name, writable
 from ..graph import Graph
 
 # ------------------------------------------------------------------------------ tensors <-> arrays
@@ -40,6 +40,19 @@ def _array(t: torch.Tensor | None, name: str):
     if device == "cuda":
         return _device_view(t)
     raise TypeError(f"argument '{name}': expected a tensor on the CPU or on a CUDA device, found one on {t.device}")
+
+
+def _integer_tensor(name: str, obj) -> torch.Tensor:
+    """``obj`` as an integer tensor: a tensor as it is, anything the array protocol takes converted (a
+    read-only array copied, which torch would refuse to view); a TypeError naming ``name`` otherwise."""
+    if not isinstance(obj, torch.Tensor):
+        arr = np.asarray(obj)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"argument '{name}': expected an integer tensor or array, found dtype {arr.dtype}")
+        obj = torch.as_tensor(writable(arr))
+    if obj.dtype.is_floating_point or obj.dtype.is_complex or obj.dtype == torch.bool:
+        raise TypeError(f"argument '{name}': expected an integer tensor, found {obj.dtype}")
+    return obj
 
 
 def _tensor(a) -> torch.Tensor:

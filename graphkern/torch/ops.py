@@ -16,7 +16,7 @@ import torch
 
 from .. import _cuda
 from .._op_names import bind_all
-from .._validate import as_index_array, check_ids_in_range
+from .._validate import as_index_array, check_choice, check_ids_in_range, named_as, type_name
 from . import autograd as _autograd
 from ._tensors import _graph
 from .autograd import sddmm, spmm
@@ -45,7 +45,8 @@ def gspmm(g, op: str, reduce_op: str, lhs_data, rhs_data):
     >>> gkt.ops.gspmm(g, "copy_lhs", "max", torch.tensor([[1.0], [5.0]]), None).ravel().tolist()
     [0.0, 5.0]
     """
-    return _autograd.spmm(g, op, reduce_op, lhs_data, rhs_data)
+    with named_as(reduce="reduce_op", ufeat="lhs_data", efeat="rhs_data"):
+        return _autograd.spmm(g, op, reduce_op, lhs_data, rhs_data)
 
 
 def gsddmm(g, op: str, lhs_data, rhs_data, lhs_target: str = "u", rhs_target: str = "v"):
@@ -62,7 +63,8 @@ def gsddmm(g, op: str, lhs_data, rhs_data, lhs_target: str = "u", rhs_target: st
     >>> gkt.ops.gsddmm(g, "sub", x, x, "u", "v").ravel().tolist()
     [-1.0, 1.0]
     """
-    return _autograd.sddmm(g, op, lhs_data, rhs_data, lhs_target, rhs_target)
+    with named_as(lhs="lhs_data", rhs="rhs_data"):
+        return _autograd.sddmm(g, op, lhs_data, rhs_data, lhs_target, rhs_target)
 
 
 def edge_softmax(graph, logits, eids=ALL, norm_by: str = "dst"):
@@ -86,13 +88,14 @@ def edge_softmax(graph, logits, eids=ALL, norm_by: str = "dst"):
     if isinstance(eids, str) and eids == ALL:
         return _autograd.edge_softmax(graph, logits, norm_by)
     g = _graph(graph)
-    if norm_by not in ("dst", "src"):
-        raise ValueError(f"argument 'norm_by': expected 'dst' or 'src', found {norm_by!r}")
+    check_choice("norm_by", norm_by, ("dst", "src"))
     if isinstance(eids, str):
         raise ValueError(f"argument 'eids': expected ALL ({ALL!r}) or an integer array of edge ids, found {eids!r}")
     ids = as_index_array("eids", eids.detach().cpu().numpy() if hasattr(eids, "detach") else eids)
     check_ids_in_range("eids", ids, g.num_edge_ids, "edge ids")
-    if not hasattr(logits, "shape") or logits.dim() == 0 or logits.shape[0] != ids.size:
+    if not isinstance(logits, torch.Tensor):
+        raise TypeError(f"argument 'logits': expected a torch.Tensor, found {type_name(logits)}")
+    if logits.dim() == 0 or logits.shape[0] != ids.size:
         raise ValueError(f"argument 'logits': expected one row per id of 'eids' ({ids.size}), found shape "
                          f"{tuple(getattr(logits, 'shape', ()))}")
     src, dst, slots = (_cuda.to_host(arr) for arr in g.coo())

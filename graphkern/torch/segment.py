@@ -15,7 +15,7 @@ import torch
 
 from .. import segment as _segment
 from .._validate import as_index_array, check_choice, private, type_name
-from ._tensors import _array, _tensor
+from ._tensors import _array, _integer_tensor, _tensor
 
 __all__ = ["segment_mm", "gather_mm", "segment_reduce", "segment_softmax"]
 
@@ -86,10 +86,7 @@ def segment_mm(a: torch.Tensor, b: torch.Tensor, seglen_a) -> torch.Tensor:
 def _index_tensor(name: str, idx, like: torch.Tensor) -> torch.Tensor | None:
     if idx is None:
         return None
-    if not isinstance(idx, torch.Tensor):
-        idx = torch.as_tensor(np.asarray(idx))
-    if idx.dtype.is_floating_point or idx.dtype == torch.bool or idx.dtype.is_complex:
-        raise TypeError(f"argument '{name}': expected an integer tensor, found {idx.dtype}")
+    idx = _integer_tensor(name, idx)
     if idx.dtype not in (torch.int32, torch.int64):
         idx = idx.to(torch.int64)
     # saved for backward: a copy, so that a caller who changes the array (which may share the memory of the

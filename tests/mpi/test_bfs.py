@@ -59,6 +59,25 @@ def _grids(size):
     return sorted({(pr, pc), (pc, pr), (1, size)})
 
 
+def test_block_bounds_are_kept_privately(comm):
+    """Block2D keeps the row and column bounds it was given as its own: a caller overwriting them after
+    the call leaves the search that of the untouched bounds."""
+    name = sorted(GRAPHS)[0]
+    src, dst, n = GRAPHS[name]
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    grid = Grid2D(comm, 1, comm.size)
+    mine = slice(comm.rank, None, comm.size)
+    for kind in ("numpy", "list", "numpy slice"):
+        bounds = {"row": np.array([0, n], np.int64),
+                  "col": np.linspace(0, n, comm.size + 1).astype(np.int64)}
+        given = {k: v.tolist() if kind == "list" else v.copy() if kind == "numpy" else
+                 np.repeat(v, 2)[::2] for k, v in bounds.items()}
+        block = Block2D.from_edges(grid, src[mine], dst[mine], n, row_bounds=given["row"], col_bounds=given["col"])
+        for v in given.values():
+            v[:] = [n] * len(v)  # a partition nothing can index by
+        assert _check(bfs_2d(block, 0), g, 0, src, dst, n, comm), kind
+
+
 @pytest.mark.fast
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_bfs_2d_on_every_grid_shape(comm, name):

@@ -118,6 +118,19 @@ def test_a_matrix_keeps_no_buffer_its_caller_can_change(comm, entry):
             assert same_on_root(comm, transpose(A).gather(), want), (which, kind)
 
 
+def test_col_offsets_are_kept_privately(comm):
+    """The column partition a rectangular matrix keeps (its transpose's row partition) is the matrix's own:
+    a caller overwriting the offsets it passed changes neither the check of later calls nor the result."""
+    rng = np.random.default_rng(12)
+    indptr, cols, values, rows = random_csr(rng, 15, 26, 60)
+    want = oracle_transpose(indptr, cols, values, rows, 26)
+    kinds, overwrite = _kinds(np.asarray(even_offsets(26, comm.size), np.int64))
+    for kind, offsets in kinds.items():
+        A = DistCSR.from_global(indptr, cols, values, comm, shape=(15, 26), col_offsets=offsets)
+        overwrite(offsets, 10**9)
+        assert same_on_root(comm, transpose(A).gather(), want), kind
+
+
 def test_structured_values_and_no_values(comm):
     rng = np.random.default_rng(3)
     indptr, cols, values, rows = random_csr(rng, 20, 20, 70)

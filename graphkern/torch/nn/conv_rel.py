@@ -19,7 +19,7 @@ from torch import nn
 
 from ... import _cuda
 from ...graph import Graph
-from .._tensors import _graph
+from .._tensors import _graph, _integer_tensor
 from ..autograd import spmm
 from ..segment import gather_mm, segment_mm
 
@@ -31,10 +31,7 @@ _REGULARIZERS = (None, "basis", "bdd")
 def _types(name: str, x_type, rows: int, num_types: int, device) -> torch.Tensor:
     """An int64 tensor of ``rows`` type ids in ``[0, num_types)`` on ``device`` (checked on the host side of
     torch: one reduction each for the minimum and the maximum)."""
-    if not isinstance(x_type, torch.Tensor):
-        x_type = torch.as_tensor(np.asarray(x_type))
-    if x_type.dtype.is_floating_point or x_type.dtype.is_complex or x_type.dtype == torch.bool:
-        raise TypeError(f"argument '{name}': expected an integer tensor, found {x_type.dtype}")
+    x_type = _integer_tensor(name, x_type)
     if x_type.dim() != 1 or x_type.shape[0] != rows:
         raise ValueError(f"argument '{name}': expected shape ({rows},), found {tuple(x_type.shape)}")
     x_type = x_type.to(device=device, dtype=torch.int64, copy=True)  # kept for backward: the caller's no more

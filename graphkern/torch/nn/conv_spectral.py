@@ -105,6 +105,7 @@ class SGConv(nn.Module):
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "SGConv")
         if self._cached_h is not None:
             return self.fc(self._cached_h)
+        given = feat
         weight = None if edge_weight is None else _edge_weight_norm_both(graph, edge_weight, "SGConv")
         norm = _degree_norm(graph, "in", feat) if weight is None else None
         for _ in range(self._k):
@@ -114,7 +115,9 @@ class SGConv(nn.Module):
         if self.norm is not None:
             feat = self.norm(feat)
         if self._cached:
-            self._cached_h = feat
+            # with k = 0 and no norm, feat is still the caller's tensor: kept between calls, a change the
+            # caller made to it in place would change every later output (the clone keeps its history)
+            self._cached_h = feat.clone() if feat is given else feat
         return self.fc(feat)
 
 

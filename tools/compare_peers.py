@@ -23,6 +23,7 @@ the figures that count.
     python tools/compare_peers.py --family diameter --grid-side 1000 --path-length 100000
     python tools/compare_peers.py --family gap --gap-bfs /path/to/gapbs/bfs --gap-scale 20 --json gap.json
     python tools/compare_peers.py --family dgl --repeat 5 --dgl-graph facebook kronecker --json dgl.json
+    python tools/compare_peers.py --family planner --planner-scales 14 16 18 --json planner.json
 """
 
 from __future__ import annotations
@@ -507,8 +508,9 @@ def plot(results, directory, title_note: str) -> list[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", action="append", choices=["convert", "spmm", "bfs", "diameter", "gap", "dgl"],
-                        help="run only this family (repeatable; default: all but dgl)")
+    parser.add_argument("--family", action="append",
+                        choices=["convert", "spmm", "bfs", "diameter", "gap", "dgl", "planner"],
+                        help="run only this family (repeatable; default: all but dgl and planner)")
     parser.add_argument("--scale", type=int, default=18, help="spmm: Graph500 Kronecker scale (symmetric, simple)")
     parser.add_argument("--convert-scale", type=int, default=20, help="convert: Kronecker scale of the edge list")
     parser.add_argument("--bfs-scale", type=int, default=20, help="bfs: Kronecker scale")
@@ -526,6 +528,8 @@ def main(argv=None) -> int:
     gap_peer.add_arguments(parser)
     dgl_peer = _sibling("dgl_peer")
     dgl_peer.add_arguments(parser)
+    planner_bench = _sibling("planner_bench")
+    planner_bench.add_arguments(parser)
     args = parser.parse_args(argv)
 
     import platform
@@ -570,6 +574,8 @@ def main(argv=None) -> int:
         results += gap_peer.run_family(args, Result)
     if "dgl" in families:
         results += dgl_peer.run_family(args, Result)
+    if "planner" in families:
+        results += planner_bench.run_family(args, Result, round_robin)
     print(format_table(results))
     if args.plot:
         for path in plot(results, args.plot, note):

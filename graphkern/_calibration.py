@@ -18,8 +18,9 @@ median of the rest. The outcome is kept per machine, beside Numba's cache
 (``<cache root>/calibration/<key>.json``, the key a hash of the CPU model, the cache sizes, the cores
 this process may use and the graphkern, numba and llvmlite versions): another machine, or an upgrade,
 finds no file and plans by the fixed rules until it is measured. ``graphkern compile`` measures after
-compiling (``graphkern calibrate`` measures alone); nothing is measured behind a user's first call,
-which would cost that call seconds.
+compiling (``graphkern calibrate`` measures alone; the measuring is graphkern._calibrate, this module
+only reads and keeps); nothing is measured behind a user's first call, which would cost that call
+seconds.
 
 The environment variable ``GRAPHKERN_CALIBRATION`` names another file, or ``off`` to plan by the fixed
 rules whatever is stored (the test suite runs with ``off``); the knob ``use_calibration=0``
@@ -36,15 +37,13 @@ import hashlib
 import json
 import os
 import platform
-import statistics
-import time
 from pathlib import Path
 
 ENV_VAR = "GRAPHKERN_CALIBRATION"
 DECISIONS = ("spmm_one_vector_blocked", "spmm_hub_split")
-# (decision, features): the widths each choice is measured at
-_WIDTHS = {"spmm_one_vector_blocked": 16, "spmm_hub_split": 64}
-_FORMAT = 1  # bumped when the stored measurements change meaning
+# the feature widths each choice is measured at (graphkern._calibrate)
+WIDTHS = {"spmm_one_vector_blocked": 16, "spmm_hub_split": 64}
+FORMAT = 1  # bumped when the stored measurements change meaning
 
 _loaded: dict = {}  # path -> the stored calibration (or None), read once per process
 
@@ -109,7 +108,7 @@ def stored() -> dict | None:
     if where not in _loaded:
         try:
             found = json.loads(where.read_text())
-            _loaded[where] = found if found.get("format") == _FORMAT else None
+            _loaded[where] = found if found.get("format") == FORMAT else None
         except (OSError, ValueError, AttributeError):
             _loaded[where] = None
     return _loaded[where]
@@ -129,94 +128,15 @@ def choice(decision: str) -> dict | None:
     return None if found is None else found["decisions"].get(decision)
 
 
-def _median_ms(run, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
-def calibration_scale(l2_bytes: int) -> int:
-    """The Kronecker scale whose 16-feature float32 rows fill eight L2 caches of ``l2_bytes`` (scale 13
-    to 18)."""
-    nodes = 8 * max(l2_bytes, 1 << 16) // 64
-    return min(18, max(13, (nodes - 1).bit_length()))
-
-
-def calibrate(repeats: int = 9, scale: int | None = None) -> dict:
-    """Time the candidates of every decision on this machine and keep the outcome (see the module's text);
-    returns what was stored. ``scale``: the Kronecker graph's (default :func:`calibration_scale` of this
-    machine's L2; a smaller one only for tests, whose features may not outgrow the caches).
-
-    Examples
-    --------
-    >>> from graphkern import _calibration
-    >>> _calibration.calibration_scale(512 << 10)
-    16
-    """
-    import numpy as np
-
-    from . import _sparse_caches, tuning
-    from ._config import use_backend
-    from ._validate import INT64_MAX
-    from .dispatch import explain
-    from .graph import kronecker
-    from .sparse import spmm
-
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"argument 'repeats': expected a positive int, found {repeats!r}")
+def keep(result: dict) -> Path:
+    """Keep a measured calibration (graphkern._calibrate) as this machine's: written whole or not at all (a
+    reader never sees half a file); returns the file."""
     where = path()
     if where is None:
         raise ValueError(f"{ENV_VAR}=off: there is nowhere to keep a calibration")
-    if scale is None:
-        scale = calibration_scale(_sparse_caches.cache_bytes())
-    elif isinstance(scale, bool) or not isinstance(scale, int) or not 1 <= scale <= 30:
-        raise ValueError(f"argument 'scale': expected an int from 1 to 30, found {scale!r}")
-    g = kronecker(scale, seed=1)
-    rng = np.random.default_rng(0)
-    decisions = {}
-    # the fixed rules decide while measuring; each candidate forced by the knobs that gate it
-    candidates = {"blocked": dict(use_calibration=0, blocked_min_edges=0, hub_min_edge_share=0.0),
-                  "csc": dict(use_calibration=0, blocked_min_edges=INT64_MAX)}
-    with use_backend("cpu"):
-        for decision in DECISIONS:
-            x = rng.random((g.num_src, _WIDTHS[decision])).astype(np.float32)
-            runs, kernels = {}, {}
-            for name, knobs in candidates.items():
-                def run(knobs=knobs):
-                    with tuning.tuned(**knobs):
-                        spmm(g, "copy_lhs", "sum", x)
-                with tuning.tuned(**knobs):
-                    kernels[name] = explain(g, "spmm", "copy_lhs", "sum", x).kernel.name
-                run()  # compile or load, build the blocks: not timed
-                runs[name] = run
-            if not kernels["blocked"].startswith("SPMM_BLOCKED"):
-                continue  # the features fit the caches here: no blocked path to measure, the rules decide
-            times = {name: [] for name in runs}
-            for _ in range(repeats):  # alternating, so a busy moment hits both
-                for name, run in runs.items():
-                    times[name].append(_median_ms(run, 1))
-            decisions[decision] = {"features": _WIDTHS[decision], "csc_ms": statistics.median(times["csc"]),
-                                   "blocked_ms": statistics.median(times["blocked"]), "kernels": kernels}
-    result = {"format": _FORMAT, "machine": machine(), "measured": time.strftime("%Y-%m-%d %H:%M:%S"),
-              "graph": f"kronecker scale {scale}, {g.num_edges} edges, float32, copy_u_sum",
-              "repeats": repeats, "decisions": decisions}
     where.parent.mkdir(parents=True, exist_ok=True)
     temporary = where.with_suffix(".tmp")
     temporary.write_text(json.dumps(result, indent=1))
-    temporary.replace(where)  # whole or not at all: a reader never sees half a file
+    temporary.replace(where)
     _loaded[where] = result
-    return result
-
-
-def table(result: dict) -> str:
-    """A calibration as an aligned text table: per decision, the two times and the path the planner takes."""
-    lines = [f"calibration of {result['machine']['cpu']} ({result['graph']}, median of {result['repeats']}), "
-             f"measured {result['measured']}",
-             f"{'decision':<26}{'features':>9}{'csc ms':>10}{'blocked ms':>12}  planner takes"]
-    for name, d in result["decisions"].items():
-        takes = "blocked" if d["blocked_ms"] <= d["csc_ms"] else "csc"
-        lines.append(f"{name:<26}{d['features']:>9}{d['csc_ms']:>10.2f}{d['blocked_ms']:>12.2f}  {takes}")
-    return "\n".join(lines)
+    return where

@@ -79,13 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _calibrate(repeats: int) -> int:
-    from . import _calibration
+    from . import _calibrate, _calibration
 
     if _calibration.path() is None:
         print(f"not calibrated: {_calibration.ENV_VAR}=off", file=sys.stderr)
         return 0
-    result = _calibration.calibrate(repeats)
-    print(_calibration.table(result))
+    result = _calibrate.calibrate(repeats)
+    print(_calibrate.table(result))
     print(f"kept in {_calibration.path()}")
     return 0
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import graphkern as gk
-from graphkern import _calibration
+from graphkern import _calibrate, _calibration
 from graphkern.dispatch import Kernel
 
 LARGE_GRAPH_PATHS = dict(l2_cache_bytes=4096, blocked_min_edges=0, hub_min_edge_share=0.0)
@@ -28,7 +28,7 @@ def kept(tmp_path, monkeypatch):
         decisions = {name: {"features": features, "csc_ms": times[0], "blocked_ms": times[1]}
                      for name, features, times in (("spmm_one_vector_blocked", 16, one_vector),
                                                    ("spmm_hub_split", 64, hub_split))}
-        where.write_text(json.dumps({"format": _calibration._FORMAT, "machine": _calibration.machine(),
+        where.write_text(json.dumps({"format": _calibration.FORMAT, "machine": _calibration.machine(),
                                      "measured": "2026-12-07 12:00:00", "graph": "a test's", "repeats": 1,
                                      "decisions": decisions}))
         _calibration._loaded.pop(where, None)
@@ -91,7 +91,7 @@ def test_copy_e_keeps_the_fixed_rule(kept):
 def test_a_file_of_another_format_or_a_broken_one_is_not_followed(kept, tmp_path):
     kept(one_vector=(1.0, 9.0), hub_split=(1.0, 9.0))
     where = _calibration.path()
-    where.write_text(where.read_text().replace(f'"format": {_calibration._FORMAT}', '"format": 999'))
+    where.write_text(where.read_text().replace(f'"format": {_calibration.FORMAT}', '"format": 999'))
     _calibration._loaded.clear()
     assert _calibration.stored() is None
     where.write_text("{ not json")
@@ -105,7 +105,7 @@ def test_calibrate_measures_and_keeps_the_outcome(tmp_path, monkeypatch):
     where = tmp_path / "deep" / "calibration.json"
     monkeypatch.setenv(_calibration.ENV_VAR, str(where))
     with gk.tuned(l2_cache_bytes=1 << 16):  # a small graph whose features outgrow a small L2
-        result = _calibration.calibrate(repeats=2, scale=12)
+        result = _calibrate.calibrate(repeats=2, scale=12)
     kept = json.loads(where.read_text())
     assert kept == json.loads(json.dumps(result))
     assert set(kept["decisions"]) == set(_calibration.DECISIONS)
@@ -117,17 +117,17 @@ def test_calibrate_measures_and_keeps_the_outcome(tmp_path, monkeypatch):
                                                                "csc": "SPMM_CSC_VECTOR"}
     assert kept["machine"] == _calibration.machine() and "scale 12" in kept["graph"]
     assert _calibration.stored() == result
-    table = _calibration.table(result)
+    table = _calibrate.table(result)
     assert "spmm_one_vector_blocked" in table and "spmm_hub_split" in table
     # where the features fit the caches there is no blocked path to time: nothing kept, the rules decide
-    assert _calibration.calibrate(repeats=1, scale=8)["decisions"] == {}
+    assert _calibrate.calibrate(repeats=1, scale=8)["decisions"] == {}
     with pytest.raises(ValueError, match="argument 'repeats'"):
-        _calibration.calibrate(repeats=0)
+        _calibrate.calibrate(repeats=0)
     with pytest.raises(ValueError, match="argument 'scale'"):
-        _calibration.calibrate(scale=40)
+        _calibrate.calibrate(scale=40)
     monkeypatch.setenv(_calibration.ENV_VAR, "off")
     with pytest.raises(ValueError, match="off"):
-        _calibration.calibrate()
+        _calibrate.calibrate()
 
 
 def test_the_default_file_is_per_machine_beside_numbas_cache(monkeypatch, tmp_path):

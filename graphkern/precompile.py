@@ -95,10 +95,12 @@ class PrecompileReport:
 
 def _large_graph_paths():
     """Plan the large-graph paths on small graphs: a tiny L2 cache, no edge-count floor for the blocks,
-    any hub share enough for the hub split (knobs of graphkern.tuning, for a ``with`` block)."""
+    any hub share enough for the hub split, and the fixed rules whatever this machine's calibration chose
+    (so a later calibration that picks them finds them compiled); knobs of graphkern.tuning, for a
+    ``with`` block."""
     from .tuning import tuned
 
-    return tuned(l2_cache_bytes=4096, blocked_min_edges=0, hub_min_edge_share=0.0)
+    return tuned(l2_cache_bytes=4096, blocked_min_edges=0, hub_min_edge_share=0.0, use_calibration=0)
 
 
 def _graphs(idtype: str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from .. import sparse as _sparse
+from .._sparse_inputs import operands_read
 from .._validate import check_choice
 from ..graph import Graph
 from ._tensors import (
@@ -112,7 +113,8 @@ def spmm(g: Graph, op: str, reduce: str, ufeat: torch.Tensor | None = None, efea
     efeat[e])``.
 
     ``mean`` is the sum divided by the in-degree (at least 1), ``sub``/``div`` go through ``add``/``mul``
-    with ``-efeat``/``1 / efeat`` as in DGL. Arguments and shapes as in :func:`graphkern.spmm`.
+    with ``-efeat``/``1 / efeat`` as in DGL. Arguments and shapes as in :func:`graphkern.spmm`; the
+    operand a copy op does not read is ignored (no gradient).
 
     Examples
     --------
@@ -129,6 +131,7 @@ def spmm(g: Graph, op: str, reduce: str, ufeat: torch.Tensor | None = None, efea
     g = _graph(g)
     check_choice("op", op, _sparse.SPMM_OPS)
     check_choice("reduce", reduce, _sparse.SPMM_REDUCERS)
+    ufeat, efeat = operands_read(op, ufeat, efeat)
     op, efeat = _without_sub_div(op, efeat)
     if reduce == "mean":
         total = GSpMM.apply(g, op, "sum", ufeat, efeat)
@@ -192,6 +195,8 @@ def sddmm(g: Graph, op: str, lhs: torch.Tensor | None, rhs: torch.Tensor | None,
           rhs_target: str = "v"):
     """Differentiable :func:`graphkern.sddmm`: ``out[e] = op(lhs at lhs_target, rhs at rhs_target)``.
 
+    The operand a copy op does not read is ignored.
+
     Examples
     --------
     >>> import torch, graphkern as gk, graphkern.torch as gkt
@@ -207,6 +212,7 @@ def sddmm(g: Graph, op: str, lhs: torch.Tensor | None, rhs: torch.Tensor | None,
     check_choice("op", op, _sparse.SDDMM_OPS)
     check_choice("lhs_target", lhs_target, _sparse.TARGETS)
     check_choice("rhs_target", rhs_target, _sparse.TARGETS)
+    lhs, rhs = operands_read(op, lhs, rhs)
     op, rhs = _without_sub_div(op, rhs)
     return GSDDMM.apply(g, op, lhs, rhs, lhs_target, rhs_target)
 

@@ -1,0 +1,55 @@
+"""What DGL's own operator tests (run by tools/dgl_ops_tests.py) need from graphkern, one section per
+need. Plain torch except where DGL itself is the reference (skipped where it does not import); the graphs
+are tiny and the kernels float32 copy/sum ones that the other tests compile too."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import graphkern as gk  # noqa: E402
+import graphkern.torch as gkt  # noqa: E402
+
+SRC = np.array([0, 1, 2, 2, 3, 0])
+DST = np.array([1, 1, 0, 3, 3, 2])
+N, E = 4, SRC.size
+
+
+@pytest.fixture(scope="module")
+def g():
+    return gk.Graph.from_coo(SRC, DST, num_nodes=N)
+
+
+def _rand(*shape, seed=0, dtype=torch.float32):
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.rand(*shape, generator=gen) + 0.5).to(dtype)
+
+
+# ---------------------------------------------------------------------------- copy ops, unused operand
+
+def test_copy_ops_ignore_the_operand_they_do_not_read(g):
+    x = np.arange(N * 2, dtype=np.float32).reshape(N, 2)
+    w = np.arange(E * 2, dtype=np.float32).reshape(E, 2)
+    junk = "not even an array"  # DGL never looks at it: neither does graphkern
+    np.testing.assert_array_equal(gk.spmm(g, "copy_lhs", "sum", x, junk), gk.spmm(g, "copy_lhs", "sum", x))
+    np.testing.assert_array_equal(gk.spmm(g, "copy_rhs", "sum", junk, w), gk.spmm(g, "copy_rhs", "sum", None, w))
+    np.testing.assert_array_equal(gk.sddmm(g, "copy_lhs", x, junk), gk.sddmm(g, "copy_lhs", x, None))
+
+
+def test_copy_ops_still_check_the_operand_they_read(g):
+    with pytest.raises(ValueError, match="argument 'ufeat': expected 4 rows"):
+        gk.spmm(g, "copy_lhs", "sum", np.ones((3, 2), np.float32), np.ones((E, 2), np.float32))
+    with pytest.raises(ValueError, match="argument 'efeat': op 'copy_rhs' needs edge features, found None"):
+        gk.spmm(g, "copy_rhs", "sum", np.ones((N, 2), np.float32), None)
+
+
+def test_torch_copy_ops_take_the_unused_operand_and_give_it_no_gradient(g):
+    x = _rand(N, 2).requires_grad_()
+    w = _rand(E, 2, seed=1).requires_grad_()
+    out = gkt.ops.gspmm(g, "copy_lhs", "sum", x, w)
+    out.sum().backward()
+    assert w.grad is None
+    np.testing.assert_allclose(x.grad.numpy(), np.bincount(SRC, minlength=N)[:, None] * np.ones((1, 2)))
+    np.testing.assert_array_equal(out.detach().numpy(), gk.spmm(g, "copy_lhs", "sum", x.detach().numpy()))
+    e = gkt.ops.gsddmm(g, "copy_rhs", x, w, "u", "e")
+    torch.testing.assert_close(e, w)

@@ -53,3 +53,51 @@ def test_torch_copy_ops_take_the_unused_operand_and_give_it_no_gradient(g):
     np.testing.assert_array_equal(out.detach().numpy(), gk.spmm(g, "copy_lhs", "sum", x.detach().numpy()))
     e = gkt.ops.gsddmm(g, "copy_rhs", x, w, "u", "e")
     torch.testing.assert_close(e, w)
+
+
+# ---------------------------------------------------------------------------- half precision on the CPU
+
+HALF = [torch.bfloat16, torch.float16]
+
+
+def _half_pair(*shapes, dtype):
+    """The same values as float32 leaves and as ``dtype`` leaves (the half values, widened exactly)."""
+    halves = [_rand(*shape, seed=i, dtype=dtype).requires_grad_() for i, shape in enumerate(shapes)]
+    return halves, [h.detach().float().requires_grad_() for h in halves]
+
+
+def _assert_like_float32(out, ref, halves, fulls, dtype):
+    """``out`` (from ``halves``) is ``ref`` (from ``fulls``) stored in ``dtype``; so are the gradients."""
+    assert out.dtype == dtype
+    torch.testing.assert_close(out, ref.to(dtype), rtol=0, atol=0)
+    grad = _rand(*out.shape, seed=9)
+    out.backward(grad.to(dtype))
+    ref.backward(grad.to(dtype).float())
+    for h, f in zip(halves, fulls):
+        assert h.grad.dtype == dtype
+        torch.testing.assert_close(h.grad, f.grad.to(dtype), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_half_spmm_and_edge_softmax_compute_in_float32(g, dtype):
+    (x,), (xf,) = _half_pair((N, 3), dtype=dtype)
+    _assert_like_float32(gkt.copy_u_sum(g, x), gkt.copy_u_sum(g, xf), [x], [xf], dtype)
+    (a,), (af,) = _half_pair((E, 2), dtype=dtype)
+    _assert_like_float32(gkt.ops.edge_softmax(g, a), gkt.ops.edge_softmax(g, af), [a], [af], dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_half_segment_mm_and_gather_mm_compute_in_float32(dtype):
+    (a, b), (af, bf) = _half_pair((5, 3), (2, 3, 2), dtype=dtype)
+    seglen = torch.tensor([2, 3])
+    _assert_like_float32(gkt.segment_mm(a, b, seglen), gkt.segment_mm(af, bf, seglen), [a, b], [af, bf], dtype)
+    (a, b), (af, bf) = _half_pair((5, 3), (2, 3, 2), dtype=dtype)
+    idx = torch.tensor([1, 0, 1, 1, 0])
+    _assert_like_float32(gkt.gather_mm(a, b, idx_b=idx), gkt.gather_mm(af, bf, idx_b=idx), [a, b], [af, bf], dtype)
+
+
+def test_half_operands_of_different_dtypes_are_refused(g):
+    x = torch.ones(N, 2, dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="arguments 'ufeat' and 'efeat': expected the same dtype, found "
+                                        "torch.bfloat16 and torch.float32"):
+        gkt.ops.u_mul_e_sum(g, x, torch.ones(E, 2))

@@ -101,3 +101,94 @@ def test_half_operands_of_different_dtypes_are_refused(g):
     with pytest.raises(TypeError, match="arguments 'ufeat' and 'efeat': expected the same dtype, found "
                                         "torch.bfloat16 and torch.float32"):
         gkt.ops.u_mul_e_sum(g, x, torch.ones(E, 2))
+
+
+# ---------------------------------------------------------------------------- Graph.from_dgl
+
+class _FakeHeterograph:
+    """The part of a DGL heterograph that ``Graph.from_dgl`` reads (it is duck-typed): DGL's own test graph
+    of users, games and developers, with its types in DGL's sorted order."""
+
+    ntypes = ["developer", "game", "user"]
+    canonical_etypes = [("developer", "develops", "game"), ("user", "follows", "user"),
+                        ("user", "plays", "game"), ("user", "wishes", "game")]
+    edge_lists = {("developer", "develops", "game"): ([0, 1, 0], [0, 1, 1]),
+                  ("user", "follows", "user"): ([0, 1, 2, 1, 1], [0, 0, 1, 1, 2]),
+                  ("user", "plays", "game"): ([0, 1, 2, 1], [0, 0, 1, 1]),
+                  ("user", "wishes", "game"): ([0, 1, 1], [0, 0, 1])}
+    sizes = {"developer": 2, "game": 2, "user": 3}
+    idtype = torch.int64
+    is_block = False
+
+    def num_nodes(self, ntype):
+        return self.sizes[ntype]
+
+    def num_edges(self, etype):
+        return len(self.edge_lists[etype][0])
+
+    def num_src_nodes(self):
+        raise AssertionError("a heterograph has no single source count")
+
+    num_dst_nodes = num_src_nodes
+
+    def formats(self):
+        return {"created": ["coo"], "not created": ["csr", "csc"]}
+
+    def edges(self, order="eid", etype=None):
+        u, v = self.edge_lists[etype]
+        return torch.tensor(u), torch.tensor(v)
+
+
+# to_homogeneous numbering: developers 0-1, games 2-3, users 4-6; edges develops, follows, plays, wishes
+HOMOGENEOUS_SRC = [0, 1, 0, 4, 5, 6, 5, 5, 4, 5, 6, 5, 4, 5, 5]
+HOMOGENEOUS_DST = [2, 3, 3, 4, 4, 5, 5, 6, 2, 2, 3, 3, 2, 2, 3]
+
+
+@pytest.fixture(scope="module")
+def hg():
+    return gk.Graph.from_dgl(_FakeHeterograph())
+
+
+def test_heterograph_converts_as_to_homogeneous_numbers_it(hg):
+    src, dst = hg.edges()
+    assert src.tolist() == HOMOGENEOUS_SRC and dst.tolist() == HOMOGENEOUS_DST
+    assert hg.types.ntypes == ("developer", "game", "user")
+    assert hg.types.etype_id("plays") == 2 and hg.types.etype_id(("user", "follows", "user")) == 1
+    assert hg.ndata["_TYPE"].tolist() == [0, 0, 1, 1, 2, 2, 2]
+    assert hg.ndata["_ID"].tolist() == [0, 1, 0, 1, 0, 1, 2]
+    assert hg.edata["_TYPE"].tolist() == [0] * 3 + [1] * 5 + [2] * 4 + [3] * 3
+    assert hg.edata["_ID"].tolist() == [0, 1, 2, 0, 1, 2, 3, 4, 0, 1, 2, 3, 0, 1, 2]
+    assert hg.formats("csc").types is hg.types
+
+
+def test_edge_type_names_that_are_not_unique_need_the_canonical_form():
+    types = gk.graph.interop.GraphTypes(("a", "b"), (("a", "r", "b"), ("b", "r", "a")), np.array([1, 1]),
+                                        np.array([1, 1]))
+    with pytest.raises(KeyError, match="names one relation"):
+        types.etype_id("r")
+    with pytest.raises(KeyError, match="expected an edge type of"):
+        types.etype_id("s")
+
+
+@pytest.mark.parametrize("formats", [["csc"], ["csr"], ["coo"], ["csr", "csc"]])
+def test_from_dgl_reads_a_graph_restricted_to_some_formats(formats):
+    dgl = pytest.importorskip("dgl")
+    dg = dgl.graph((torch.tensor(SRC), torch.tensor(DST)), num_nodes=N, idtype=torch.int32)
+    restricted = dg.formats(formats)
+    g = gk.Graph.from_dgl(restricted)
+    assert g.idtype == np.int32 and g.edges()[0].tolist() == SRC.tolist() and g.edges()[1].tolist() == DST.tolist()
+    allowed = restricted.formats()
+    assert sorted(allowed["created"] + allowed["not created"]) == sorted(formats)  # still restricted
+
+
+def test_from_dgl_heterograph_matches_to_homogeneous():
+    dgl = pytest.importorskip("dgl")
+    fake = _FakeHeterograph()
+    dg = dgl.heterograph(fake.edge_lists, num_nodes_dict=fake.sizes)
+    g = gk.Graph.from_dgl(dg.formats(["csc"]))  # restricted: DGL's own to_homogeneous refuses this one
+    hm = dgl.to_homogeneous(dg)
+    u, v = hm.edges(order="eid")
+    assert g.edges()[0].tolist() == u.tolist() and g.edges()[1].tolist() == v.tolist()
+    for key in ("_TYPE", "_ID"):
+        assert g.ndata[key].tolist() == hm.ndata[key].tolist()
+        assert g.edata[key].tolist() == hm.edata[key].tolist()

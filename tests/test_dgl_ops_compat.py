@@ -2,6 +2,8 @@
 need. Plain torch except where DGL itself is the reference (skipped where it does not import); the graphs
 are tiny and the kernels float32 copy/sum ones that the other tests compile too."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -192,3 +194,61 @@ def test_from_dgl_heterograph_matches_to_homogeneous():
     for key in ("_TYPE", "_ID"):
         assert g.ndata[key].tolist() == hm.ndata[key].tolist()
         assert g.edata[key].tolist() == hm.edata[key].tolist()
+
+
+# ---------------------------------------------------------------------------- per-type edge_softmax, gspmm
+
+@pytest.mark.parametrize("norm_by", ["dst", "src"])
+def test_edge_softmax_per_type_is_the_softmax_over_every_type(hg, norm_by):
+    """DGL's heterograph edge softmax normalises over the edges of all types at a node: the homogeneous
+    softmax of the logits concatenated in type order, split back by type."""
+    counts = hg.types.num_edges.tolist()
+    parts = [_rand(n, 2, seed=i).requires_grad_() for i, n in enumerate(counts)]
+    whole = torch.cat([p.detach() for p in parts]).requires_grad_()
+    keys = ["develops", ("user", "follows", "user"), "plays", "wishes"]  # names or canonical, as DGL takes
+    out = gkt.ops.edge_softmax(hg, dict(zip(keys, parts)), norm_by=norm_by)
+    ref = gkt.ops.edge_softmax(hg, whole, norm_by=norm_by)
+    assert list(out) == list(hg.types.canonical_etypes)
+    torch.testing.assert_close(torch.cat(list(out.values())), ref)
+    (out[("user", "plays", "game")].sum() + out[("user", "follows", "user")].sum()).backward()
+    ref[3:12].sum().backward()
+    torch.testing.assert_close(torch.cat([p.grad for p in parts]), whole.grad)
+
+
+def test_edge_softmax_per_type_value_from_dgl_unidirectional_test():
+    fake = _FakeHeterograph()
+    fake.ntypes = ["A", "B"]
+    fake.canonical_etypes = [("A", "AB", "B"), ("B", "BB", "B")]
+    fake.edge_lists = {("A", "AB", "B"): ([1, 2, 3] * 3, [0] * 3 + [1] * 3 + [2] * 3),
+                       ("B", "BB", "B"): ([0, 1, 2] * 3, [0] * 3 + [1] * 3 + [2] * 3)}
+    fake.sizes = {"A": 4, "B": 3}
+    out = gkt.ops.edge_softmax(gk.Graph.from_dgl(fake), {"AB": torch.full((9,), 2.0), "BB": torch.ones(9)})
+    total = (math.exp(2) + math.exp(1)) * 3
+    torch.testing.assert_close(out[("A", "AB", "B")], torch.full((9,), math.exp(2) / total))
+    torch.testing.assert_close(out[("B", "BB", "B")], torch.full((9,), math.exp(1) / total))
+
+
+def test_edge_softmax_per_type_errors(hg, g):
+    with pytest.raises(ValueError, match="argument 'logits': expected one tensor per edge type"):
+        gkt.ops.edge_softmax(hg, {"plays": torch.ones(4)})
+    with pytest.raises(ValueError, match=r"argument 'logits\[\('user', 'plays', 'game'\)\]': expected 4 rows"):
+        gkt.ops.edge_softmax(hg, {"develops": torch.ones(3), "follows": torch.ones(5), "plays": torch.ones(3),
+                                  "wishes": torch.ones(3)})
+    with pytest.raises(ValueError, match="argument 'graph': expected a graph with node and edge types"):
+        gkt.ops.edge_softmax(g, {"plays": torch.ones(4)})
+
+
+def test_gspmm_per_type_is_the_homogeneous_spmm_split_by_node_type(hg):
+    """DGL's form: source features by node type id, edge features by edge type id; one output per node
+    type, empty for a type no edge ends at (developers)."""
+    x = [_rand(2, 3, seed=1), None, _rand(3, 3, seed=2)]  # games are no edge's source: None, as DGL allows
+    full = torch.cat([x[0], torch.zeros(2, 3), x[2]])
+    outs = gkt.ops.gspmm(hg, "copy_lhs", "sum", x, None)
+    ref = gkt.copy_u_sum(hg, full)
+    assert isinstance(outs, tuple) and outs[0].shape == (0,)
+    torch.testing.assert_close(torch.cat(outs[1:]), ref[2:])
+    named = gkt.ops.gspmm(hg, "copy_lhs", "sum", {"developer": x[0], "user": x[2]}, None)
+    assert list(named) == ["game", "user"]
+    torch.testing.assert_close(named["game"], ref[2:4])
+    with pytest.raises(ValueError, match=r"argument 'lhs_data': expected features for node type 'user'"):
+        gkt.ops.gspmm(hg, "copy_lhs", "sum", {"developer": x[0]}, None)

@@ -136,8 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dgl", action="store_true", help="run the tests on DGL itself (no shim)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="extract into this folder and keep it (default: a temporary folder)")
-    parser.add_argument("pytest_args", nargs="*", help="after --: options passed to pytest")
-    args = parser.parse_args(argv)
+    parser.epilog = "Arguments after -- go to pytest as they are."
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # split by hand: argparse would take pytest's options for its own, or refuse them after an option
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    pytest_args = argv[split + 1:]
 
     os.environ.setdefault("DGLBACKEND", "pytorch")
     import pytest
@@ -153,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         tally = Tally()
         plugins = [tally] if args.dgl else [GraphkernShim(), tally]
         status = pytest.main(["-c", str(ini), "--rootdir", str(root), "-p", "no:cacheprovider", "-q",
-                              *map(str, files), *args.pytest_args], plugins=plugins)
+                              *map(str, files), *pytest_args], plugins=plugins)
     who = "dgl" if args.dgl else "graphkern"
     print(f"{who}: " + ", ".join(f"{tally.counts[o]} {o if o != 'error' else 'errors'}" for o in OUTCOMES))
     return int(status)

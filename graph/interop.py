@@ -60,15 +60,16 @@ class GraphTypes(NamedTuple):
     --------
     >>> import numpy as np
     >>> from graphkern.graph.interop import GraphTypes
-    >>> t = GraphTypes(("game", "user"), (("user", "plays", "game"),), np.array([2, 3]), np.array([4]))
+    >>> t = GraphTypes(("game", "user"), (("user", "plays", "game"),), (2, 3), (4,))
     >>> t.etype_id("plays"), t.ntype_id("user"), t.node_offsets().tolist()
     (0, 1, [0, 2, 5])
     """
 
     ntypes: tuple
     canonical_etypes: tuple
-    num_nodes: np.ndarray  # int64, one count per node type
-    num_edges: np.ndarray  # int64, one count per edge type
+    # counts as tuples of ints, not arrays: nothing a caller can change under the graph
+    num_nodes: tuple  # one count per node type
+    num_edges: tuple  # one count per edge type
 
     def ntype_id(self, key) -> int:
         """The position of node type ``key`` in :attr:`ntypes` (``KeyError`` naming the types if none)."""
@@ -94,11 +95,7 @@ class GraphTypes(NamedTuple):
 
     def node_offsets(self) -> np.ndarray:
         """Where each node type's nodes start, and the number of nodes last (int64)."""
-        return np.concatenate(([0], np.cumsum(self.num_nodes))).astype(np.int64)
-
-    def edge_offsets(self) -> np.ndarray:
-        """Where each edge type's edges start, and the number of edges last (int64)."""
-        return np.concatenate(([0], np.cumsum(self.num_edges))).astype(np.int64)
+        return np.concatenate(([0], np.cumsum(self.num_nodes, dtype=np.int64)))
 
 
 def _dgl_edges(dg, etype=None):
@@ -121,8 +118,8 @@ def _from_heterograph(cls, dg, idtype, formats) -> GraphBase:
 
     ntypes = tuple(dg.ntypes)
     etypes = tuple(tuple(rel) for rel in dg.canonical_etypes)
-    num_nodes = np.array([int(dg.num_nodes(nt)) for nt in ntypes], np.int64)
-    num_edges = np.array([int(dg.num_edges(rel)) for rel in etypes], np.int64)
+    num_nodes = tuple(int(dg.num_nodes(nt)) for nt in ntypes)
+    num_edges = tuple(int(dg.num_edges(rel)) for rel in etypes)
     types = GraphTypes(ntypes, etypes, num_nodes, num_edges)
     start = types.node_offsets()
     src, dst = [], []

@@ -93,7 +93,7 @@ def _gspmm_per_type(graph, op, reduce_op, lhs_data, rhs_data):
             raise ValueError(f"argument 'rhs_data': expected features for every edge type, found none for {missing}")
         w = torch.cat(ws)
     out = _autograd.spmm(g, op, reduce_op, x, w)
-    parts = out.split(types.num_nodes.tolist())
+    parts = out.split(types.num_nodes)
     destinations = {d for _, d in ends}
     if keyed:
         return {types.ntypes[i]: part for i, part in enumerate(parts) if i in destinations}
@@ -212,7 +212,7 @@ def _edge_softmax_per_type(graph, logits: Mapping, eids, norm_by: str) -> dict:
     if missing:
         raise ValueError(f"argument 'logits': expected one tensor per edge type, found none for {missing}")
     out = _autograd.edge_softmax(g, torch.cat(listed), norm_by)
-    return dict(zip(types.canonical_etypes, out.split(types.num_edges.tolist())))
+    return dict(zip(types.canonical_etypes, out.split(types.num_edges)))
 
 
 __all__ += ["gspmm", "gsddmm", "segment_reduce", "segment_softmax", "gather_mm", "segment_mm"]

@@ -233,6 +233,12 @@ def test_edge_softmax_per_type_errors(hg, g):
     with pytest.raises(ValueError, match=r"argument 'logits\[\('user', 'plays', 'game'\)\]': expected 4 rows"):
         gkt.ops.edge_softmax(hg, {"develops": torch.ones(3), "follows": torch.ones(5), "plays": torch.ones(3),
                                   "wishes": torch.ones(3)})
+    logits = {"develops": torch.ones(3), "follows": torch.ones(5), "plays": torch.ones(4), "wishes": torch.ones(3)}
+    with pytest.raises(ValueError, match=r"argument 'logits\[\('user', 'wishes', 'game'\)\]': expected the feature "
+                                         r"shape, dtype and device of logits\[\('developer', 'develops', 'game'\)\]"):
+        gkt.ops.edge_softmax(hg, {**logits, "wishes": torch.ones(3, 2)})
+    with pytest.raises(TypeError, match=r"argument 'logits\[\('user', 'plays', 'game'\)\]': expected a torch.Tensor"):
+        gkt.ops.edge_softmax(hg, {**logits, "plays": [1.0] * 4})
     with pytest.raises(ValueError, match="argument 'graph': expected a graph with node and edge types"):
         gkt.ops.edge_softmax(g, {"plays": torch.ones(4)})
 

@@ -19,7 +19,7 @@ import torch
 from .. import _cuda
 from .._op_names import bind_all
 from .._sparse_inputs import operands_read
-from .._validate import as_index_array, check_ids_in_range
+from .._validate import as_index_array, check_ids_in_range, type_name
 from . import autograd as _autograd
 from ._tensors import _graph
 from .autograd import sddmm, spmm
@@ -59,11 +59,28 @@ def _by_type(name: str, data, keys: tuple, key_id, counts, what: str) -> list:
             raise ValueError(f"argument '{name}': expected one entry per type ({len(keys)}: {list(keys)}), "
                              f"found {len(listed)}")
     for key, value, rows in zip(keys, listed, counts):
-        if value is not None and (not isinstance(value, torch.Tensor) or value.dim() == 0 or value.shape[0] != rows):
-            found = f"shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+        if value is None:
+            continue
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"argument '{name}[{key!r}]': expected a torch.Tensor, found {type_name(value)}")
+        if value.dim() == 0 or value.shape[0] != rows:
             raise ValueError(f"argument '{name}[{key!r}]': expected {int(rows)} rows (one per {what} of that "
-                             f"type), found {found}")
+                             f"type), found shape {tuple(value.shape)}")
     return listed
+
+
+def _concatenated(name: str, listed: list, keys: tuple, counts) -> torch.Tensor:
+    """The per-type tensors one after the other in type order (the graph's numbering), after checking that
+    they agree past axis 0; a type without one gets zeros (only where nothing reads them)."""
+    first = next(i for i, t in enumerate(listed) if t is not None)
+    like = listed[first]
+    for key, t in zip(keys, listed):
+        if t is not None and (t.shape[1:] != like.shape[1:] or t.dtype != like.dtype or t.device != like.device):
+            raise ValueError(f"argument '{name}[{key!r}]': expected the feature shape, dtype and device of "
+                             f"{name}[{keys[first]!r}] ({tuple(like.shape[1:])}, {like.dtype}, {like.device}), "
+                             f"found ({tuple(t.shape[1:])}, {t.dtype}, {t.device})")
+    return torch.cat([t if t is not None else like.new_zeros((int(n),) + tuple(like.shape[1:]))
+                      for t, n in zip(listed, counts)])
 
 
 def _gspmm_per_type(graph, op, reduce_op, lhs_data, rhs_data):
@@ -83,15 +100,13 @@ def _gspmm_per_type(graph, op, reduce_op, lhs_data, rhs_data):
             if xs[src] is None:
                 raise ValueError(f"argument 'lhs_data': expected features for node type {types.ntypes[src]!r}, "
                                  f"the source of an edge type, found none")
-        like = next(t for t in xs if t is not None)
-        x = torch.cat([t if t is not None else like.new_zeros((int(n),) + tuple(like.shape[1:]))
-                       for t, n in zip(xs, types.num_nodes)])  # never read: no edge starts there
+        x = _concatenated("lhs_data", xs, types.ntypes, types.num_nodes)
     if rhs_data is not None:
         ws = _by_type("rhs_data", rhs_data, types.canonical_etypes, types.etype_id, types.num_edges, "edge")
         missing = [rel for rel, t in zip(types.canonical_etypes, ws) if t is None]
         if missing:
             raise ValueError(f"argument 'rhs_data': expected features for every edge type, found none for {missing}")
-        w = torch.cat(ws)
+        w = _concatenated("rhs_data", ws, types.canonical_etypes, types.num_edges)
     out = _autograd.spmm(g, op, reduce_op, x, w)
     parts = out.split(types.num_nodes)
     destinations = {d for _, d in ends}
@@ -211,7 +226,7 @@ def _edge_softmax_per_type(graph, logits: Mapping, eids, norm_by: str) -> dict:
     missing = [rel for rel, t in zip(types.canonical_etypes, listed) if t is None]
     if missing:
         raise ValueError(f"argument 'logits': expected one tensor per edge type, found none for {missing}")
-    out = _autograd.edge_softmax(g, torch.cat(listed), norm_by)
+    out = _autograd.edge_softmax(g, _concatenated("logits", listed, types.canonical_etypes, types.num_edges), norm_by)
     return dict(zip(types.canonical_etypes, out.split(types.num_edges)))
 
 

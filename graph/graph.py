@@ -58,7 +58,7 @@ class Graph(GraphBase):
 
     __slots__ = ("_num_src", "_num_dst", "_num_edges", "_num_edge_ids", "_idtype", "_allowed", "_formats",
                  "_identity", "_is_block", "edata", "ndata", "_cache", "_device", "_symmetric", "_batch",
-                 "parent_nids", "parent_eids", "__weakref__")
+                 "parent_nids", "parent_eids", "_types", "__weakref__")
 
     def __init__(self, *, _num_src, _num_dst, _num_edges, _idtype, _allowed, _formats, _identity, _is_block,
                  _num_edge_ids=None, _device="cpu", _symmetric=False):
@@ -88,6 +88,8 @@ class Graph(GraphBase):
         # a subgraph's parent node and edge ids (int64, read-only): DGL's ndata[dgl.NID] / edata[dgl.EID]
         self.parent_nids = None
         self.parent_eids = None
+        # a graph converted from a DGL heterograph: its node and edge types (graph/interop.py GraphTypes)
+        self._types = None
         self._restrict_to_allowed()
 
     # ------------------------------------------------------------------ construction
@@ -269,6 +271,20 @@ class Graph(GraphBase):
         return self._clone(allowed=allowed)
 
     @property
+    def types(self) -> interop.GraphTypes | None:
+        """The node and edge types of a graph converted from a DGL heterograph (``Graph.from_dgl``), as a
+        :class:`~graphkern.graph.interop.GraphTypes`; None for any other graph. Kept by :meth:`to` and
+        :meth:`formats`; the transforms return graphs without types.
+
+        Examples
+        --------
+        >>> import graphkern as gk
+        >>> gk.Graph.from_coo([0], [1]).types is None
+        True
+        """
+        return self._types
+
+    @property
     def device(self) -> str:
         """Where the formats live: ``"cpu"`` (NumPy arrays) or ``"cuda"`` (device arrays)."""
         return self._device
@@ -306,6 +322,7 @@ class Graph(GraphBase):
         g.edata = {k: move(v) if movable(v) else v for k, v in self.edata.items()}
         g.ndata = {k: move(v) if movable(v) else v for k, v in self.ndata.items()}
         g._batch, g.parent_nids, g.parent_eids = self._batch, self.parent_nids, self.parent_eids
+        g._types = self._types
         return g
 
     def _format_steps(self):
@@ -327,6 +344,7 @@ class Graph(GraphBase):
         g.edata = dict(self.edata)
         g.ndata = dict(self.ndata)
         g._batch, g.parent_nids, g.parent_eids = self._batch, self.parent_nids, self.parent_eids
+        g._types = self._types
         return g
 
     def _restrict_to_allowed(self):

@@ -12,13 +12,15 @@ import of graph.py, whose methods call it (graph/_base.py).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .._validate import to_host_array, type_name
 from ._base import GraphBase, require_host_graph
 from .transform import BatchInfo, edges_by_id
 
-__all__ = ["to_edge_index", "from_dgl", "to_dgl", "from_pyg", "to_pyg"]
+__all__ = ["to_edge_index", "from_dgl", "to_dgl", "from_pyg", "to_pyg", "GraphTypes"]
 
 
 def to_edge_index(g: GraphBase) -> np.ndarray:
@@ -47,6 +49,93 @@ def _torch_idtype_to_numpy(idtype):
     return name if name in ("int32", "int64") else None
 
 
+class GraphTypes(NamedTuple):
+    """The node and edge types of a graph converted from a DGL heterograph (``Graph.types``).
+
+    Nodes and edges are numbered as ``dgl.to_homogeneous`` numbers them: node type ``i``'s nodes
+    follow those of types ``0 .. i-1`` in ``ntypes`` order, and edge type ``j``'s edges follow those of
+    types ``0 .. j-1`` in ``canonical_etypes`` order, each type's ids in DGL's order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphkern.graph.interop import GraphTypes
+    >>> t = GraphTypes(("game", "user"), (("user", "plays", "game"),), (2, 3), (4,))
+    >>> t.etype_id("plays"), t.ntype_id("user"), t.node_offsets().tolist()
+    (0, 1, [0, 2, 5])
+    """
+
+    ntypes: tuple
+    canonical_etypes: tuple
+    # counts as tuples of ints, not arrays: nothing a caller can change under the graph
+    num_nodes: tuple  # one count per node type
+    num_edges: tuple  # one count per edge type
+
+    def ntype_id(self, key) -> int:
+        """The position of node type ``key`` in :attr:`ntypes` (``KeyError`` naming the types if none)."""
+        if key in self.ntypes:
+            return self.ntypes.index(key)
+        raise KeyError(f"expected a node type of {list(self.ntypes)}, found {key!r}")
+
+    def etype_id(self, key) -> int:
+        """The position of an edge type in :attr:`canonical_etypes`: ``key`` is a canonical
+        ``(src type, edge type, dst type)`` or an edge type name that only one of them has, as DGL takes
+        it (``KeyError`` naming the types if none or several match)."""
+        if isinstance(key, tuple):
+            if key in self.canonical_etypes:
+                return self.canonical_etypes.index(key)
+        else:
+            ids = [i for i, (_, name, _) in enumerate(self.canonical_etypes) if name == key]
+            if len(ids) == 1:
+                return ids[0]
+            if len(ids) > 1:
+                raise KeyError(f"expected an edge type that names one relation, found {key!r}, the name of "
+                               f"{[self.canonical_etypes[i] for i in ids]}: give the canonical (src, type, dst)")
+        raise KeyError(f"expected an edge type of {list(self.canonical_etypes)}, found {key!r}")
+
+    def node_offsets(self) -> np.ndarray:
+        """Where each node type's nodes start, and the number of nodes last (int64)."""
+        return np.concatenate(([0], np.cumsum(self.num_nodes, dtype=np.int64)))
+
+
+def _dgl_edges(dg, etype=None):
+    """DGL's ``(src, dst)`` in edge-id order, whatever formats ``dg`` is restricted to.
+
+    ``dg.edges(order="eid")`` reads the COO; a graph restricted to CSR and/or CSC (``dg.formats(["csc"])``)
+    refuses it, so the COO is then read from a view of ``dg`` that also allows it (DGL builds it from a
+    format it has; ``dg`` itself keeps its restriction)."""
+    formats = dg.formats()
+    allowed = set(formats["created"]) | set(formats["not created"])
+    view = dg if "coo" in allowed else dg.formats(sorted(allowed | {"coo"}))
+    return view.edges(order="eid", etype=etype)
+
+
+def _from_heterograph(cls, dg, idtype, formats) -> GraphBase:
+    """A square graph from a DGL graph with several edge types, numbered as ``dgl.to_homogeneous`` does;
+    the types go to ``g.types`` and, as in DGL, the type and per-type id of every node and edge to
+    ``ndata``/``edata`` under ``"_TYPE"`` and ``"_ID"`` (int64)."""
+    import torch  # a DGL graph's ids are torch tensors: concatenated where they live (a GPU stays a GPU)
+
+    ntypes = tuple(dg.ntypes)
+    etypes = tuple(tuple(rel) for rel in dg.canonical_etypes)
+    num_nodes = tuple(int(dg.num_nodes(nt)) for nt in ntypes)
+    num_edges = tuple(int(dg.num_edges(rel)) for rel in etypes)
+    types = GraphTypes(ntypes, etypes, num_nodes, num_edges)
+    start = types.node_offsets()
+    src, dst = [], []
+    for rel in etypes:
+        u, v = _dgl_edges(dg, rel)
+        src.append(u.long() + int(start[ntypes.index(rel[0])]))
+        dst.append(v.long() + int(start[ntypes.index(rel[2])]))
+    g = cls.from_coo(torch.cat(src), torch.cat(dst), num_nodes=int(start[-1]), idtype=idtype, formats=formats)
+    g._types = types
+    g.ndata["_TYPE"] = np.repeat(np.arange(len(ntypes), dtype=np.int64), num_nodes)
+    g.ndata["_ID"] = np.concatenate([np.arange(n, dtype=np.int64) for n in num_nodes])
+    g.edata["_TYPE"] = np.repeat(np.arange(len(etypes), dtype=np.int64), num_edges)
+    g.edata["_ID"] = np.concatenate([np.arange(n, dtype=np.int64) for n in num_edges])
+    return g
+
+
 def from_dgl(cls, dg, *, idtype=None, formats=None) -> GraphBase:
     """A graph from a DGL graph, bipartite graph or block (message flow graph), edge ids kept.
 
@@ -55,7 +144,14 @@ def from_dgl(cls, dg, *, idtype=None, formats=None) -> GraphBase:
     ``num_dst = dg.num_dst_nodes()``; a homogeneous graph a square one. The id dtype follows
     ``dg.idtype`` unless ``idtype`` is given. A batched DGL graph stays batched (its ``batch_num_nodes``
     and ``batch_num_edges``). Node and edge features are not copied: they are indexed the same way in
-    both libraries. Graphs with more than one edge type raise ``ValueError``; CUDA graphs stay on the GPU.
+    both libraries. CUDA graphs stay on the GPU. A DGL graph restricted to some formats
+    (``dg.formats(["csc"])``) converts too; ``formats`` (default: all) is what the result may build.
+
+    A heterograph with several edge types becomes one square graph numbered as ``dgl.to_homogeneous``
+    numbers it (node types in ``dg.ntypes`` order, edge types in ``dg.canonical_etypes`` order), with
+    ``g.types`` (:class:`GraphTypes`) and DGL's ``"_TYPE"``/``"_ID"`` arrays in ``ndata`` and ``edata``;
+    ``graphkern.torch.ops.edge_softmax`` and ``gspmm`` take DGL's per-type forms on it. A block with
+    several edge types raises ``ValueError``.
 ``cls`` is the Graph class (:meth:`Graph.from_dgl <graphkern.graph.Graph.from_dgl>` passes it).
 
     Examples
@@ -69,15 +165,19 @@ def from_dgl(cls, dg, *, idtype=None, formats=None) -> GraphBase:
     if isinstance(dg, GraphBase) or not all(hasattr(dg, name) for name in needed):
         raise TypeError(f"argument 'dg': expected a dgl.DGLGraph, found {type_name(dg)}")
     etypes = list(dg.canonical_etypes)
-    if len(etypes) != 1:
-        raise ValueError(f"argument 'dg': expected a graph with one edge type, found {len(etypes)}: {etypes}")
-    src_type, _, dst_type = etypes[0]
-    bipartite = bool(getattr(dg, "is_block", False)) or src_type != dst_type
-    src, dst = dg.edges(order="eid")
-    num_src, num_dst = int(dg.num_src_nodes()), int(dg.num_dst_nodes())
-    num_nodes = (num_src, num_dst) if bipartite else num_src
+    is_block = bool(getattr(dg, "is_block", False))
     if idtype is None:
         idtype = _torch_idtype_to_numpy(dg.idtype)
+    if len(etypes) != 1:
+        if is_block or not etypes:
+            raise ValueError(f"argument 'dg': expected a graph, or a block with one edge type, found "
+                             f"{'a block' if is_block else 'a graph'} with {len(etypes)} edge types: {etypes}")
+        return _from_heterograph(cls, dg, idtype, formats)
+    src_type, _, dst_type = etypes[0]
+    bipartite = is_block or src_type != dst_type
+    src, dst = _dgl_edges(dg)
+    num_src, num_dst = int(dg.num_src_nodes()), int(dg.num_dst_nodes())
+    num_nodes = (num_src, num_dst) if bipartite else num_src
     g = cls.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype, formats=formats)
     size = int(getattr(dg, "batch_size", 1))
     if size > 1 and not bipartite:

@@ -120,20 +120,23 @@ def feature_shape(arr):
     return tuple(arr.shape[1:]) if arr.ndim > 1 else (1,)
 
 
+def operands_read(op, lhs, rhs):
+    """The operands an op reads: ``copy_lhs`` ignores ``rhs`` and ``copy_rhs`` ignores ``lhs``, whatever
+    they are, never checked (DGL's rule: its own backward passes the unused operand along)."""
+    return (None if op == "copy_rhs" else lhs), (None if op == "copy_lhs" else rhs)
+
+
 def check_spmm(g, op, reduce, ufeat, efeat, on_device=False, to_device=True):
     """The op, the reducer and the operands of an SpMM call: ``(x, w, broadcast)``, each operand a
     checked feature array or None when the op does not read it (``to_device``: see :func:`feature`)."""
     check_choice("op", op, _spmm_cpu.OPS)
     check_choice("reduce", reduce, _spmm_cpu.REDUCERS)
+    ufeat, efeat = operands_read(op, ufeat, efeat)
     uses_x, uses_w = op != "copy_rhs", op != "copy_lhs"
     if uses_x and ufeat is None:
         raise ValueError(f"argument 'ufeat': op '{op}' needs source-node features, found None")
     if uses_w and efeat is None:
         raise ValueError(f"argument 'efeat': op '{op}' needs edge features, found None")
-    if not uses_x and ufeat is not None:
-        raise ValueError("argument 'ufeat': op 'copy_rhs' reads only efeat; pass ufeat=None")
-    if not uses_w and efeat is not None:
-        raise ValueError("argument 'efeat': op 'copy_lhs' reads only ufeat; pass efeat=None")
     x = feature("ufeat", ufeat, g.num_src, "source node", on_device, to_device) if uses_x else None
     w = feature("efeat", efeat, g.num_edge_ids, edge_word(g), on_device, to_device) if uses_w else None
     if x is not None and w is not None and x.dtype != w.dtype:

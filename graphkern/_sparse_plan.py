@@ -16,7 +16,17 @@ import numpy as np
 
 from . import _broadcast, _calibration, tuning
 from . import _sparse_caches as _caches
-from ._sparse_inputs import check_spmm, edge_word, feature, feature_shape, graph_planned, is_packed, operand, where
+from ._sparse_inputs import (
+    check_spmm,
+    edge_word,
+    feature,
+    feature_shape,
+    graph_planned,
+    is_packed,
+    operand,
+    operands_read,
+    where,
+)
 from ._validate import check_bool, check_choice
 from .dispatch import Kernel, Plan, builds, csc_rows_sorted, log_plan, register_explainer, select_format
 from .kernels.cpu import edge_softmax as _softmax_cpu
@@ -146,6 +156,7 @@ def spmm_call(g, op, reduce, ufeat=None, efeat=None, return_arg=False, backend=N
     """Validate the arguments of :func:`graphkern.spmm` and plan the call (logged unless ``explaining``)."""
     run_on = graph_planned(g, format, explaining)
     target = g if run_on is None else run_on
+    ufeat, efeat = operands_read(op, ufeat, efeat)  # an ignored operand does not pick the backend either
     on_device = where(target, backend, ufeat, efeat)
     x, w, bcast = check_spmm(target, op, reduce, ufeat, efeat, on_device, to_device=not explaining)
     with_arg = check_bool("return_arg", return_arg) and reduce in ("max", "min")
@@ -256,6 +267,7 @@ def sddmm_call(g, op, lhs, rhs, lhs_target="u", rhs_target="v", backend=None, fo
     check_choice("op", op, OPS)
     check_choice("lhs_target", lhs_target, TARGETS)
     check_choice("rhs_target", rhs_target, TARGETS)
+    lhs, rhs = operands_read(op, lhs, rhs)  # an ignored operand does not pick the backend either
     on_device = where(target, backend, lhs, rhs)
     uses_l, uses_r = op != "copy_rhs", op != "copy_lhs"
     if uses_l and lhs is None:

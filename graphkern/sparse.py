@@ -46,7 +46,8 @@ def spmm(g, op: str, reduce: str, ufeat=None, efeat=None, *, return_arg: bool = 
     ----------
     g : Graph
     op : {"add", "sub", "mul", "div", "copy_lhs", "copy_rhs"}
-        ``copy_lhs`` reads only ``ufeat`` (DGL's copy_u), ``copy_rhs`` only ``efeat`` (copy_e).
+        ``copy_lhs`` reads only ``ufeat`` (DGL's copy_u), ``copy_rhs`` only ``efeat`` (copy_e); the
+        other operand is ignored, whatever it is, as DGL ignores it.
     reduce : {"sum", "max", "min", "mean"}
         ``mean`` is the sum divided by the in-degree; a destination without in-edges gets 0.
     ufeat : ndarray, shape (num_src, ...)
@@ -107,7 +108,8 @@ def sddmm(g, op: str, lhs, rhs, lhs_target: str = "u", rhs_target: str = "v", *,
 
     ``out[e] = op(L[e], R[e])`` where ``L[e]`` is ``lhs[src(e)]``, ``lhs[dst(e)]`` or ``lhs[e]`` for
     ``lhs_target`` ``"u"``, ``"v"`` or ``"e"`` (``R`` likewise). ``dot`` reduces the last axis (which must
-    be equal; the output keeps it with length 1); ``copy_lhs``/``copy_rhs`` read one operand. Broadcasting
+    be equal; the output keeps it with length 1); ``copy_lhs``/``copy_rhs`` read one operand and ignore the
+    other, as DGL does. Broadcasting
     as in :func:`spmm`. The output is indexed by edge id.
 
     Examples

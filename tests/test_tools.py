@@ -275,3 +275,74 @@ def test_dgl_family_on_small_graphs(compare_peers, capsys, tmp_path):
         assert row["extra"]["target"] == (2.0 if row["kernel"].endswith("gat") else 1.0)
         assert row["extra"]["forward_rel_diff"] <= 1e-4
         assert all(ratio > 0 for ratio in row["ratios"].values())
+
+
+# ------------------------------------------------------------------------- tools/dgl_ops_tests.py
+
+@pytest.fixture(scope="module")
+def dgl_ops_tests():
+    return _load("dgl_ops_tests")
+
+
+def _write_dgl_test_tree(root: Path, tool) -> None:
+    """Stand-ins for the files the tool takes from DGL: its test files and one file per helper folder."""
+    for rel in (*tool.TEST_FILES, *(f"{folder}/__init__.py" for folder in tool.HELPERS)):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# {rel}\n")
+
+
+def test_dgl_ops_tests_extracts_from_a_checkout_and_a_bare_git_dir(dgl_ops_tests, tmp_path):
+    import subprocess
+
+    checkout = tmp_path / "dgl"
+    _write_dgl_test_tree(checkout, dgl_ops_tests)
+    files = dgl_ops_tests.extract(checkout, tmp_path / "from_checkout")
+    assert [f.read_text() for f in files] == [f"# {rel}\n" for rel in dgl_ops_tests.TEST_FILES]
+    assert (tmp_path / "from_checkout" / "tests/backend/__init__.py").is_file()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q", str(checkout)], check=True)
+    subprocess.run([*git, "-C", str(checkout), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(checkout), "commit", "-qm", "tests"], check=True)
+    subprocess.run([*git, "clone", "-q", "--bare", str(checkout), str(tmp_path / "dgl.git")], check=True)
+    files = dgl_ops_tests.extract(tmp_path / "dgl.git", tmp_path / "from_git")
+    assert [f.read_text() for f in files] == [f"# {rel}\n" for rel in dgl_ops_tests.TEST_FILES]
+    with pytest.raises(SystemExit, match="expected a DGL checkout"):
+        dgl_ops_tests.extract(tmp_path / "from_git" / "tests" / "utils", tmp_path / "nowhere")
+
+
+def test_dgl_ops_tests_shim_converts_the_graph_and_restores_dgl_ops(dgl_ops_tests, monkeypatch):
+    """The shim on a stand-in ``dgl.ops``: graph functions get Graph.from_dgl's graph, the others are
+    graphkern's own, names graphkern lacks stay DGL's, and everything is put back afterwards."""
+    import types
+
+    torch = pytest.importorskip("torch")
+    import graphkern.torch as gkt
+
+    class FakeDGLGraph:  # what Graph.from_dgl reads (it is duck-typed)
+        canonical_etypes = [("_N", "_E", "_N")]
+        idtype = torch.int64
+        is_block = False
+
+        def edges(self, order="eid", etype=None):
+            return torch.tensor([0, 1]), torch.tensor([1, 1])
+
+        def num_src_nodes(self):
+            return 2
+
+        num_dst_nodes = num_src_nodes
+
+        def formats(self):
+            return {"created": ["coo"], "not created": []}
+
+    dgl, ops = types.ModuleType("dgl"), types.ModuleType("dgl.ops")
+    dgl.ops = ops
+    originals = {name: object() for name in ("copy_u_sum", "segment_mm", "use_libxsmm")}
+    vars(ops).update(originals)
+    monkeypatch.setitem(sys.modules, "dgl", dgl)
+    monkeypatch.setitem(sys.modules, "dgl.ops", ops)
+    shim = dgl_ops_tests.GraphkernShim()
+    shim.pytest_configure(None)
+    assert ops.segment_mm is gkt.ops.segment_mm and ops.use_libxsmm is originals["use_libxsmm"]
+    assert ops.copy_u_sum(FakeDGLGraph(), torch.ones(2, 1)).ravel().tolist() == [0.0, 2.0]
+    shim.pytest_unconfigure(None)
+    assert all(getattr(ops, name) is value for name, value in originals.items())

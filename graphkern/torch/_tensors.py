@@ -55,6 +55,34 @@ def _integer_tensor(name: str, obj) -> torch.Tensor:
     return obj
 
 
+# Dtypes the compiled kernels lack on a device: the operands are computed in float32 there and the result
+# is stored in their dtype again, as DGL's CPU kernels accumulate bfloat16 and float16 in float32. The casts
+# are torch operations, so autograd casts the gradients back the same way.
+_WIDENED_DTYPES = {"cpu": (torch.float16, torch.bfloat16), "cuda": (torch.bfloat16,)}
+
+
+def _widened(*named) -> tuple[list, torch.dtype | None]:
+    """``(operands, dtype)``: the ``(name, tensor or None)`` operands in float32 when one of them has a dtype
+    the kernels lack on its device, with that dtype to store the result in; else as given, and None.
+
+    Operands of different dtypes raise ``TypeError`` naming both (the kernels' own rule, checked here
+    before the cast would hide it)."""
+    given = [(name, t) for name, t in named if isinstance(t, torch.Tensor)]
+    narrow = [(name, t) for name, t in given if t.dtype in _WIDENED_DTYPES.get(_device_type(t), ())]
+    if not narrow:
+        return [t for _, t in named], None
+    first, dtype = narrow[0][0], narrow[0][1].dtype
+    for name, t in given:
+        if t.dtype != dtype:
+            raise TypeError(f"arguments '{first}' and '{name}': expected the same dtype, found {dtype} and {t.dtype}")
+    return [t.float() if isinstance(t, torch.Tensor) else t for _, t in named], dtype
+
+
+def _narrowed(out: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
+    """A result computed by :func:`_widened` operands, in the operands' own dtype again."""
+    return out if dtype is None else out.to(dtype)
+
+
 def _tensor(a) -> torch.Tensor:
     """The tensor viewing a kernel's result: host arrays stay on the CPU, device arrays on their GPU."""
     if isinstance(a, np.ndarray):

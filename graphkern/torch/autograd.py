@@ -5,12 +5,14 @@ from __future__ import annotations
 import torch
 
 from .. import sparse as _sparse
+from .._sparse_inputs import operands_read
 from .._validate import check_choice
 from ..graph import Graph
 from ._tensors import (
     _array,
     _graph,
     _index_tensor,
+    _narrowed,
     _need_reduce_last_dim,
     _node_counts,
     _padded,
@@ -18,6 +20,7 @@ from ._tensors import (
     _reverse,
     _tensor,
     _times,
+    _widened,
 )
 
 __all__ = ["spmm", "sddmm", "edge_softmax"]
@@ -112,7 +115,9 @@ def spmm(g: Graph, op: str, reduce: str, ufeat: torch.Tensor | None = None, efea
     efeat[e])``.
 
     ``mean`` is the sum divided by the in-degree (at least 1), ``sub``/``div`` go through ``add``/``mul``
-    with ``-efeat``/``1 / efeat`` as in DGL. Arguments and shapes as in :func:`graphkern.spmm`.
+    with ``-efeat``/``1 / efeat`` as in DGL. Arguments and shapes as in :func:`graphkern.spmm`; the
+    operand a copy op does not read is ignored (no gradient). bfloat16 and float16 operands on the CPU
+    (bfloat16 on a GPU) are computed in float32 and the result, like the gradients, has their dtype.
 
     Examples
     --------
@@ -129,12 +134,13 @@ def spmm(g: Graph, op: str, reduce: str, ufeat: torch.Tensor | None = None, efea
     g = _graph(g)
     check_choice("op", op, _sparse.SPMM_OPS)
     check_choice("reduce", reduce, _sparse.SPMM_REDUCERS)
+    (ufeat, efeat), dtype = _widened(*zip(("ufeat", "efeat"), operands_read(op, ufeat, efeat)))
     op, efeat = _without_sub_div(op, efeat)
     if reduce == "mean":
         total = GSpMM.apply(g, op, "sum", ufeat, efeat)
         degrees = _node_counts(g, "in", total).clamp(min=1).to(total.dtype)
-        return total / degrees.reshape(-1, *([1] * (total.dim() - 1)))
-    return GSpMM.apply(g, op, reduce, ufeat, efeat)
+        return _narrowed(total / degrees.reshape(-1, *([1] * (total.dim() - 1))), dtype)
+    return _narrowed(GSpMM.apply(g, op, reduce, ufeat, efeat), dtype)
 
 
 # ------------------------------------------------------------------------------------------ SDDMM
@@ -192,6 +198,8 @@ def sddmm(g: Graph, op: str, lhs: torch.Tensor | None, rhs: torch.Tensor | None,
           rhs_target: str = "v"):
     """Differentiable :func:`graphkern.sddmm`: ``out[e] = op(lhs at lhs_target, rhs at rhs_target)``.
 
+    The operand a copy op does not read is ignored; half-precision operands as in :func:`spmm`.
+
     Examples
     --------
     >>> import torch, graphkern as gk, graphkern.torch as gkt
@@ -207,8 +215,9 @@ def sddmm(g: Graph, op: str, lhs: torch.Tensor | None, rhs: torch.Tensor | None,
     check_choice("op", op, _sparse.SDDMM_OPS)
     check_choice("lhs_target", lhs_target, _sparse.TARGETS)
     check_choice("rhs_target", rhs_target, _sparse.TARGETS)
+    (lhs, rhs), dtype = _widened(*zip(("lhs", "rhs"), operands_read(op, lhs, rhs)))
     op, rhs = _without_sub_div(op, rhs)
-    return GSDDMM.apply(g, op, lhs, rhs, lhs_target, rhs_target)
+    return _narrowed(GSDDMM.apply(g, op, lhs, rhs, lhs_target, rhs_target), dtype)
 
 
 # ----------------------------------------------------------------------------------- edge softmax
@@ -234,7 +243,8 @@ class EdgeSoftmax(torch.autograd.Function):
 
 
 def edge_softmax(g: Graph, logits: torch.Tensor, norm_by: str = "dst"):
-    """Differentiable :func:`graphkern.edge_softmax`; ``logits`` of shape ``(E,)``, ``(E, H)`` or ``(E, H, 1)``.
+    """Differentiable :func:`graphkern.edge_softmax`; ``logits`` of shape ``(E,)``, ``(E, H)`` or ``(E, H, 1)``
+    (half precision as in :func:`spmm`).
 
     Examples
     --------
@@ -246,6 +256,7 @@ def edge_softmax(g: Graph, logits: torch.Tensor, norm_by: str = "dst"):
     """
     g = _graph(g)
     check_choice("norm_by", norm_by, ("dst", "src"))
-    return EdgeSoftmax.apply(g, logits, norm_by)
+    (logits,), dtype = _widened(("logits", logits))
+    return _narrowed(EdgeSoftmax.apply(g, logits, norm_by), dtype)
 
 

@@ -15,7 +15,7 @@ import torch
 
 from .. import segment as _segment
 from .._validate import as_index_array, check_choice, private, type_name
-from ._tensors import _array, _integer_tensor, _tensor
+from ._tensors import _array, _integer_tensor, _narrowed, _tensor, _widened
 
 __all__ = ["segment_mm", "gather_mm", "segment_reduce", "segment_softmax"]
 
@@ -60,7 +60,8 @@ def segment_mm(a: torch.Tensor, b: torch.Tensor, seglen_a) -> torch.Tensor:
 
     Parameters
     ----------
-    a : Tensor, shape (N, D1), float32 or float64
+    a : Tensor, shape (N, D1), float32 or float64 (bfloat16 and float16 on the CPU are computed in
+        float32, the result and the gradients stored in their dtype, as DGL does)
     b : Tensor, shape (R, D1, D2), the dtype of ``a``
     seglen_a : Tensor or sequence of R integers summing to N
         Kept on the host as in DGL (a tensor on a GPU is copied once).
@@ -80,7 +81,8 @@ def segment_mm(a: torch.Tensor, b: torch.Tensor, seglen_a) -> torch.Tensor:
     >>> out.sum().backward(); a.grad.tolist(), b.grad[1].tolist()
     ([[1.0, 1.0], [2.0, 2.0], [2.0, 2.0]], [[2.0, 2.0], [2.0, 2.0]])
     """
-    return SegmentMM.apply(a, b, _host_lengths("seglen_a", seglen_a))
+    (a, b), dtype = _widened(("a", a), ("b", b))
+    return _narrowed(SegmentMM.apply(a, b, _host_lengths("seglen_a", seglen_a)), dtype)
 
 
 def _index_tensor(name: str, idx, like: torch.Tensor) -> torch.Tensor | None:
@@ -131,7 +133,7 @@ def gather_mm(a: torch.Tensor, b: torch.Tensor, *, idx_a=None, idx_b=None) -> to
     """Differentiable :func:`graphkern.gather_mm`: ``out[i] = a[idx_a[i]] @ b[idx_b[i]]``.
 
     ``dgl.ops.gather_mm(a, b, *, idx_b)`` is the call with ``idx_b`` alone; ``idx_a`` is the other index of
-    DGL's backend function (a missing index means the row number itself).
+    DGL's backend function (a missing index means the row number itself). Dtypes as in :func:`segment_mm`.
 
     Examples
     --------
@@ -147,7 +149,9 @@ def gather_mm(a: torch.Tensor, b: torch.Tensor, *, idx_a=None, idx_b=None) -> to
     for name, t in (("a", a), ("b", b)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"argument '{name}': expected a torch.Tensor, found {type_name(t)}")
-    return GatherMM.apply(a, b, _index_tensor("idx_a", idx_a, a), _index_tensor("idx_b", idx_b, a))
+    (a, b), dtype = _widened(("a", a), ("b", b))
+    return _narrowed(GatherMM.apply(a, b, _index_tensor("idx_a", idx_a, a), _index_tensor("idx_b", idx_b, a)),
+                     dtype)
 
 
 # ------------------------------------------------------------------------------------ segment reductions

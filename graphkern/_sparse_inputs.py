@@ -122,7 +122,10 @@ def feature_shape(arr):
 
 def operands_read(op, lhs, rhs):
     """The operands an op reads: ``copy_lhs`` ignores ``rhs`` and ``copy_rhs`` ignores ``lhs``, whatever
-    they are, never checked (DGL's rule: its own backward passes the unused operand along)."""
+    they are, never checked (DGL's rule: its own backward passes the unused operand along). An ``op`` that is
+    not a name keeps both, for the op's own check to refuse by name."""
+    if not isinstance(op, str):
+        return lhs, rhs
     return (None if op == "copy_rhs" else lhs), (None if op == "copy_lhs" else rhs)
 
 

@@ -100,7 +100,8 @@ def test_half_segment_mm_and_gather_mm_compute_in_float32(dtype):
 
 def test_half_operands_of_different_dtypes_are_refused(g):
     x = torch.ones(N, 2, dtype=torch.bfloat16)
-    with pytest.raises(TypeError, match="arguments 'ufeat' and 'efeat': expected the same dtype, found "
+    # named as the caller passed them (u_mul_e_sum's x and y)
+    with pytest.raises(TypeError, match="arguments 'x' and 'y': expected the same dtype, found "
                                         "torch.bfloat16 and torch.float32"):
         gkt.ops.u_mul_e_sum(g, x, torch.ones(E, 2))
 
@@ -239,7 +240,8 @@ def test_edge_softmax_per_type_errors(hg, g):
         gkt.ops.edge_softmax(hg, {**logits, "wishes": torch.ones(3, 2)})
     with pytest.raises(TypeError, match=r"argument 'logits\[\('user', 'plays', 'game'\)\]': expected a torch.Tensor"):
         gkt.ops.edge_softmax(hg, {**logits, "plays": [1.0] * 4})
-    with pytest.raises(ValueError, match="argument 'graph': expected a graph with node and edge types"):
+    with pytest.raises(ValueError, match=r"argument 'logits': features given per type \(dict\) need a graph with "
+                                         "node and edge types"):
         gkt.ops.edge_softmax(g, {"plays": torch.ones(4)})
 
 

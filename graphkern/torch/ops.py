@@ -34,12 +34,13 @@ __all__: list[str] = bind_all(globals(), spmm, sddmm, keywords=False,
 ALL = "__ALL__"  # dgl.base.ALL: every edge
 
 
-def _types_of(graph):
-    """The graph a per-type call runs on and its :class:`~graphkern.graph.interop.GraphTypes`."""
+def _types_of(graph, features: str, given):
+    """The graph a per-type call runs on and its :class:`~graphkern.graph.interop.GraphTypes`; ``features``
+    names the argument given per type (``given``), which a graph without types refuses."""
     g = _graph(graph)
     if g.types is None:
-        raise ValueError("argument 'graph': expected a graph with node and edge types (Graph.from_dgl of a DGL "
-                         "heterograph) for features given per type, found one without types")
+        raise ValueError(f"argument '{features}': features given per type ({type(given).__name__}) need a graph "
+                         "with node and edge types (Graph.from_dgl of a DGL heterograph); the graph has none")
     return g, g.types
 
 
@@ -89,7 +90,9 @@ def _gspmm_per_type(graph, op, reduce_op, lhs_data, rhs_data):
     An edge type's messages reach the destination nodes of its type, and every destination reduces the
     messages of all its edge types together (DGL's cross-type reduce is the reducer itself), exactly what
     the homogeneous SpMM computes over the concatenated features."""
-    g, types = _types_of(graph)
+    per_type = (list, tuple, Mapping)
+    name, given = ("lhs_data", lhs_data) if isinstance(lhs_data, per_type) else ("rhs_data", rhs_data)
+    g, types = _types_of(graph, name, given)
     keyed = isinstance(lhs_data, Mapping) or isinstance(rhs_data, Mapping)
     lhs_data, rhs_data = operands_read(op, lhs_data, rhs_data)
     ends = [(types.ntype_id(s), types.ntype_id(d)) for s, _, d in types.canonical_etypes]
@@ -222,7 +225,7 @@ def edge_softmax(graph, logits, eids=ALL, norm_by: str = "dst"):
 def _edge_softmax_per_type(graph, logits: Mapping, eids, norm_by: str) -> dict:
     """DGL's heterograph edge softmax: over the logits of all types, concatenated in edge-type order (the
     graph's edge numbering), then split back by type."""
-    g, types = _types_of(graph)
+    g, types = _types_of(graph, "logits", logits)
     if not (isinstance(eids, str) and eids == ALL):
         raise ValueError(f"argument 'eids': expected ALL with logits given per edge type, found {eids!r}")
     listed = _by_type("logits", logits, types.canonical_etypes, types.etype_id, types.num_edges, "edge")

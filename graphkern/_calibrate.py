@@ -44,7 +44,7 @@ def calibrate(repeats: int = 9, scale: int | None = None) -> dict:
     from ._validate import INT64_MAX
     from .dispatch import explain
     from .graph import kronecker
-    from .sparse import spmm
+    from .sparse import sddmm, spmm
 
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"argument 'repeats': expected a positive int, found {repeats!r}")
@@ -59,31 +59,37 @@ def calibrate(repeats: int = 9, scale: int | None = None) -> dict:
     decisions = {}
     # the fixed rules decide while measuring; each candidate forced by the knobs that gate it
     candidates = {"blocked": dict(use_calibration=0, blocked_min_edges=0, hub_min_edge_share=0.0),
-                  "csc": dict(use_calibration=0, blocked_min_edges=INT64_MAX)}
+                  "plain": dict(use_calibration=0, blocked_min_edges=INT64_MAX)}
     with use_backend("cpu"):
         for decision in _calibration.DECISIONS:
             x = rng.random((g.num_src, _calibration.WIDTHS[decision])).astype(np.float32)
+            if decision.startswith("spmm"):
+                family, call = "spmm", (lambda x=x: spmm(g, "copy_lhs", "sum", x))
+                arguments = dict(op="copy_lhs", reduce="sum", ufeat=x)
+            else:
+                family, call = "sddmm", (lambda x=x: sddmm(g, "dot", x, x, "u", "v"))
+                arguments = dict(op="dot", lhs=x, rhs=x, lhs_target="u", rhs_target="v")
             runs, kernels = {}, {}
             for name, knobs in candidates.items():
-                def run(knobs=knobs):
+                def run(knobs=knobs, call=call):
                     with tuning.tuned(**knobs):
-                        spmm(g, "copy_lhs", "sum", x)
+                        call()
                 with tuning.tuned(**knobs):
-                    kernels[name] = explain(g, "spmm", "copy_lhs", "sum", x).kernel.name
+                    kernels[name] = explain(g, family, **arguments).kernel.name
                 run()  # compile or load, build the blocks: not timed
                 runs[name] = run
-            if not kernels["blocked"].startswith("SPMM_BLOCKED"):
+            if "BLOCKED" not in kernels["blocked"]:
                 continue  # the features fit the caches here: no blocked path to measure, the rules decide
             times = {name: [] for name in runs}
             for _ in range(repeats):  # alternating, so a busy moment hits both
                 for name, run in runs.items():
                     times[name].append(_median_ms(run, 1))
             decisions[decision] = {"features": _calibration.WIDTHS[decision],
-                                   "csc_ms": statistics.median(times["csc"]),
+                                   "plain_ms": statistics.median(times["plain"]),
                                    "blocked_ms": statistics.median(times["blocked"]), "kernels": kernels}
     result = {"format": _calibration.FORMAT, "machine": _calibration.machine(),
               "measured": time.strftime("%Y-%m-%d %H:%M:%S"),
-              "graph": f"kronecker scale {scale}, {g.num_edges} edges, float32, copy_u_sum",
+              "graph": f"kronecker scale {scale}, {g.num_edges} edges, float32, copy_u_sum and u_dot_v",
               "repeats": repeats, "decisions": decisions}
     _calibration.keep(result)
     return result
@@ -93,8 +99,8 @@ def table(result: dict) -> str:
     """A calibration as an aligned text table: per decision, the two times and the path the planner takes."""
     lines = [f"calibration of {result['machine']['cpu']} ({result['graph']}, median of {result['repeats']}), "
              f"measured {result['measured']}",
-             f"{'decision':<26}{'features':>9}{'csc ms':>10}{'blocked ms':>12}  planner takes"]
+             f"{'decision':<24}{'features':>9}{'plain ms':>10}{'blocked ms':>12}  planner takes"]
     for name, d in result["decisions"].items():
-        takes = "blocked" if d["blocked_ms"] <= d["csc_ms"] else "csc"
-        lines.append(f"{name:<26}{d['features']:>9}{d['csc_ms']:>10.2f}{d['blocked_ms']:>12.2f}  {takes}")
+        takes = d["kernels"]["blocked"] if d["blocked_ms"] <= d["plain_ms"] else d["kernels"]["plain"]
+        lines.append(f"{name:<24}{d['features']:>9}{d['plain_ms']:>10.2f}{d['blocked_ms']:>12.2f}  {takes}")
     return "\n".join(lines)

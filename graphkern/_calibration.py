@@ -1,16 +1,21 @@
 """The planner's machine-dependent choices, measured on the machine that runs them.
 
 The cost model of graphkern._sparse_plan takes the cache-blocked g-SpMM when the gathered features
-outgrow the L2 cache: destination blocks for output rows of one vector, the hub split for wider rows.
-Those rules were measured on one machine; on another of the same family (another L2 and L3, another
-host) the blocked path measured up to 1.7x slower than the CSC kernel it replaced. So the two choices
-are timed here, on this machine, and the planner follows the measurement:
+outgrow the L2 cache (destination blocks for output rows of one vector, the hub split for wider rows),
+and the blocked g-SDDMM when the destination operand does. Those rules were measured on one machine; on
+another of the same family (another L2 and L3, another host) the blocked g-SpMM measured up to 1.7x and
+the blocked u_dot_v 1.75x slower than the kernels they replaced. So the choices are timed here, on this
+machine, and the planner follows the measurement:
 
 ``spmm_one_vector_blocked``
     copy_u_sum, float32, rows of one vector (16 features), the destination blocks against the CSC kernel;
 ``spmm_hub_split``
     copy_u_sum, float32, rows of four vectors (64 features), the blocks with the hub split against the
-    CSC kernel.
+    CSC kernel;
+``sddmm_blocked_narrow``, ``sddmm_blocked_wide``
+    u_dot_v, float32, 16 and 64 features, the g-SDDMM over destination blocks against the CSR (its rule:
+    a destination operand that outgrows the L2, a narrow output row); the narrow measurement decides for
+    destination rows up to :data:`SDDMM_NARROW_ROW_BYTES`, the wide one above.
 
 Each is timed on a Graph500 Kronecker graph whose 16-feature rows fill eight L2 caches of this machine
 (so every candidate is in the regime the rule is for), the candidates alternating, a warm-up each and the
@@ -28,7 +33,7 @@ rules whatever is stored (the test suite runs with ``off``); the knob ``use_cali
 
 >>> from graphkern import _calibration
 >>> _calibration.DECISIONS
-('spmm_one_vector_blocked', 'spmm_hub_split')
+('spmm_one_vector_blocked', 'spmm_hub_split', 'sddmm_blocked_narrow', 'sddmm_blocked_wide')
 """
 
 from __future__ import annotations
@@ -40,10 +45,12 @@ import platform
 from pathlib import Path
 
 ENV_VAR = "GRAPHKERN_CALIBRATION"
-DECISIONS = ("spmm_one_vector_blocked", "spmm_hub_split")
+DECISIONS = ("spmm_one_vector_blocked", "spmm_hub_split", "sddmm_blocked_narrow", "sddmm_blocked_wide")
 # the feature widths each choice is measured at (graphkern._calibrate)
-WIDTHS = {"spmm_one_vector_blocked": 16, "spmm_hub_split": 64}
-FORMAT = 1  # bumped when the stored measurements change meaning
+WIDTHS = {"spmm_one_vector_blocked": 16, "spmm_hub_split": 64, "sddmm_blocked_narrow": 16, "sddmm_blocked_wide": 64}
+# the g-SDDMM rule's narrow measurement stands for destination rows up to this many bytes, the wide one above
+SDDMM_NARROW_ROW_BYTES = 128
+FORMAT = 2  # bumped when the stored measurements change meaning
 
 _loaded: dict = {}  # path -> the stored calibration (or None), read once per process
 
@@ -115,7 +122,7 @@ def stored() -> dict | None:
 
 
 def choice(decision: str) -> dict | None:
-    """The stored measurement of one decision (``csc_ms``, ``blocked_ms``, ``features``, ``measured``), or
+    """The stored measurement of one decision (``plain_ms``, ``blocked_ms``, ``features``, ``kernels``), or
     None where the planner should follow its fixed rule (nothing stored, or the knob
     ``use_calibration`` is 0)."""
     from . import tuning

@@ -126,15 +126,17 @@ def _use_blocked(g, op, with_arg, ufeat_bytes, edge_row_bytes, out_chunks, hub_s
 
 def _measured_on_this_machine(decision):
     """``(blocked_faster, why)`` for a blocked path the fixed rules chose: whether this machine's
-    calibration (graphkern._calibration) found it faster than the CSC kernel (True where none is stored),
-    and the sentence that says so (None without a calibration)."""
+    calibration (graphkern._calibration) found it faster than the plain kernel (True where none is
+    stored), and the sentence that says so (None without a calibration)."""
     measured = _calibration.choice(decision)
     if measured is None:
         return True, None
-    faster = measured["blocked_ms"] <= measured["csc_ms"]
-    return faster, (f"calibrated on this machine ({measured['features']} features, copy_u_sum): the blocked path "
-                    f"{measured['blocked_ms']:.2f} ms against the csc kernel's {measured['csc_ms']:.2f} ms, so "
-                    f"{'the blocked path' if faster else 'the csc kernel'} runs (graphkern calibrate; "
+    faster = measured["blocked_ms"] <= measured["plain_ms"]
+    plain = "the csr" if decision.startswith("sddmm") else "the csc kernel"
+    op = "u_dot_v" if decision.startswith("sddmm") else "copy_u_sum"
+    return faster, (f"calibrated on this machine ({measured['features']} features, {op}): the blocked path "
+                    f"{measured['blocked_ms']:.2f} ms against {plain}'s {measured['plain_ms']:.2f} ms, so "
+                    f"{'the blocked path' if faster else plain} runs (graphkern calibrate; "
                     f"gk.tuned(use_calibration=0) plans by the rules alone)")
 
 
@@ -297,12 +299,20 @@ def _plan_sddmm(g, backend, op, lhs_target, rhs_target, format, L, R, bcast) -> 
     params = {"op": op, "lhs_target": lhs_target, "rhs_target": rhs_target, "pattern": bcast.pattern}
     if is_packed(g):
         return _packed_plan("sddmm", backend, Kernel.SDDMM_PACKED, params)
+    measured = None  # this machine's calibration of the blocked rule, when it decided
     if backend == "cpu" and format is None:
         out_row_bytes = bcast.out_len * np.dtype((L if L is not None else R).dtype).itemsize
         why = _sddmm_blocked(g, op, lhs_target, rhs_target, None if L is None else L.nbytes,
                              None if R is None else R.nbytes, out_row_bytes)
         if why is not None:
-            return Plan("sddmm", backend, Kernel.SDDMM_BLOCKED, "csc", builds(g, "csc"), params, (why,))
+            v_operand = next(a for a, t in ((L, lhs_target), (R, rhs_target)) if t == "v" and a is not None)
+            narrow = v_operand.nbytes // max(g.num_dst, 1) <= _calibration.SDDMM_NARROW_ROW_BYTES
+            faster, measured = _measured_on_this_machine("sddmm_blocked_narrow" if narrow else "sddmm_blocked_wide")
+            if not faster:
+                why = None
+        if why is not None:
+            return Plan("sddmm", backend, Kernel.SDDMM_BLOCKED, "csc", builds(g, "csc"), params,
+                        (why,) + ((measured,) if measured else ()))
     supported = ("coo", "csr")
     if backend == "cuda":
         # the GPU kernel walks an edge list: the COO, or a compressed format expanded once and cached
@@ -326,6 +336,7 @@ def _plan_sddmm(g, backend, op, lhs_target, rhs_target, format, L, R, bcast) -> 
     else:
         fmt, reasons = select_format(g, "csr", supported, _sddmm_cost_model, op=op, lhs_target=lhs_target,
                                      rhs_target=rhs_target)
+        reasons = list(reasons) + ([measured] if measured else [])
     kernel = Kernel.SDDMM_CSR if fmt == "csr" else Kernel.SDDMM_COO
     return Plan("sddmm", backend, kernel, fmt, builds(g, fmt), params, tuple(reasons))
 

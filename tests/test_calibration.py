@@ -19,15 +19,17 @@ LARGE_GRAPH_PATHS = dict(l2_cache_bytes=4096, blocked_min_edges=0, hub_min_edge_
 
 @pytest.fixture
 def kept(tmp_path, monkeypatch):
-    """``keep(one_vector=(csc_ms, blocked_ms), hub_split=(csc_ms, blocked_ms))``: a stored calibration with
-    those times, which the planner then reads."""
+    """``keep(one_vector=(plain_ms, blocked_ms), hub_split=..., sddmm_narrow=..., sddmm_wide=...)``: a stored
+    calibration with those times (a decision left out is not stored), which the planner then reads."""
     where = tmp_path / "calibration.json"
     monkeypatch.setenv(_calibration.ENV_VAR, str(where))
 
-    def keep(one_vector, hub_split):
-        decisions = {name: {"features": features, "csc_ms": times[0], "blocked_ms": times[1]}
+    def keep(one_vector=None, hub_split=None, sddmm_narrow=None, sddmm_wide=None):
+        decisions = {name: {"features": features, "plain_ms": times[0], "blocked_ms": times[1]}
                      for name, features, times in (("spmm_one_vector_blocked", 16, one_vector),
-                                                   ("spmm_hub_split", 64, hub_split))}
+                                                   ("spmm_hub_split", 64, hub_split),
+                                                   ("sddmm_blocked_narrow", 16, sddmm_narrow),
+                                                   ("sddmm_blocked_wide", 64, sddmm_wide)) if times}
         where.write_text(json.dumps({"format": _calibration.FORMAT, "machine": _calibration.machine(),
                                      "measured": "2026-12-07 12:00:00", "graph": "a test's", "repeats": 1,
                                      "decisions": decisions}))
@@ -78,6 +80,26 @@ def test_a_blocked_path_measured_slower_here_gives_way_to_the_csc_kernel(kept):
         assert _kernel(g, xs[64])[0].kernel is Kernel.SPMM_BLOCKED_HUBS
 
 
+def test_the_blocked_sddmm_follows_the_measurement_of_its_row_width(kept):
+    g, xs = _graph_and_features()
+
+    def plan(F):
+        with gk.tuned(**LARGE_GRAPH_PATHS):
+            return gk.explain(g, "sddmm", "dot", xs[F], xs[F], "u", "v")
+
+    want = {F: gk.sddmm(g, "dot", xs[F], xs[F], "u", "v") for F in xs}
+    assert plan(16).kernel is Kernel.SDDMM_BLOCKED and plan(64).kernel is Kernel.SDDMM_BLOCKED  # the rules
+    kept(sddmm_narrow=(1.0, 0.5), sddmm_wide=(1.0, 1.75))  # 16 float32 features are 64 bytes: narrow
+    assert plan(16).kernel is Kernel.SDDMM_BLOCKED
+    wide = plan(64)
+    assert wide.kernel is Kernel.SDDMM_CSR
+    assert any("1.75 ms against the csr's 1.00 ms, so the csr runs" in r for r in wide.reasons)
+    with gk.tuned(**LARGE_GRAPH_PATHS):
+        np.testing.assert_allclose(gk.sddmm(g, "dot", xs[64], xs[64], "u", "v"), want[64], rtol=1e-5)
+    kept(sddmm_narrow=(1.0, 2.0), sddmm_wide=(1.0, 0.5))
+    assert plan(16).kernel is Kernel.SDDMM_CSR and plan(64).kernel is Kernel.SDDMM_BLOCKED
+
+
 def test_copy_e_keeps_the_fixed_rule(kept):
     # the calibration times gathers of x; copy_e's blocked path is about edge rows
     kept(one_vector=(1.0, 9.0), hub_split=(1.0, 9.0))
@@ -110,15 +132,17 @@ def test_calibrate_measures_and_keeps_the_outcome(tmp_path, monkeypatch):
     assert kept == json.loads(json.dumps(result))
     assert set(kept["decisions"]) == set(_calibration.DECISIONS)
     for decision in kept["decisions"].values():
-        assert decision["csc_ms"] > 0 and decision["blocked_ms"] > 0
+        assert decision["plain_ms"] > 0 and decision["blocked_ms"] > 0
     assert kept["decisions"]["spmm_one_vector_blocked"]["kernels"] == {"blocked": "SPMM_BLOCKED",
-                                                                        "csc": "SPMM_CSC_VECTOR"}
+                                                                        "plain": "SPMM_CSC_VECTOR"}
     assert kept["decisions"]["spmm_hub_split"]["kernels"] == {"blocked": "SPMM_BLOCKED_HUBS",
-                                                               "csc": "SPMM_CSC_VECTOR"}
+                                                               "plain": "SPMM_CSC_VECTOR"}
+    for name in ("sddmm_blocked_narrow", "sddmm_blocked_wide"):
+        assert kept["decisions"][name]["kernels"] == {"blocked": "SDDMM_BLOCKED", "plain": "SDDMM_CSR"}
     assert kept["machine"] == _calibration.machine() and "scale 12" in kept["graph"]
     assert _calibration.stored() == result
     table = _calibrate.table(result)
-    assert "spmm_one_vector_blocked" in table and "spmm_hub_split" in table
+    assert all(name in table for name in _calibration.DECISIONS)
     # where the features fit the caches there is no blocked path to time: nothing kept, the rules decide
     assert _calibrate.calibrate(repeats=1, scale=8)["decisions"] == {}
     with pytest.raises(ValueError, match="argument 'repeats'"):

@@ -103,11 +103,14 @@ def _dgl_edges(dg, etype=None):
 
     ``dg.edges(order="eid")`` reads the COO; a graph restricted to CSR and/or CSC (``dg.formats(["csc"])``)
     refuses it, so the COO is then read from a view of ``dg`` that also allows it (DGL builds it from a
-    format it has; ``dg`` itself keeps its restriction)."""
-    formats = dg.formats()
-    allowed = set(formats["created"]) | set(formats["not created"])
-    view = dg if "coo" in allowed else dg.formats(sorted(allowed | {"coo"}))
-    return view.edges(order="eid", etype=etype)
+    format it has; ``dg`` itself keeps its restriction). Duck-typed: an object without ``formats`` (or
+    without edge types) is read as it is."""
+    view = dg
+    if callable(getattr(dg, "formats", None)):
+        formats = dg.formats()
+        allowed = set(formats["created"]) | set(formats["not created"])
+        view = dg if "coo" in allowed else dg.formats(sorted(allowed | {"coo"}))
+    return view.edges(order="eid") if etype is None else view.edges(order="eid", etype=etype)
 
 
 def _from_heterograph(cls, dg, idtype, formats) -> GraphBase:

@@ -22,8 +22,9 @@ Each is timed on a Graph500 Kronecker graph whose 16-feature rows fill eight L2 
 median of the rest. The outcome is kept per machine, beside Numba's cache
 (``<cache root>/calibration/<key>.json``, the key a hash of the CPU model, the cache sizes, the cores
 this process may use and the graphkern, numba and llvmlite versions): another machine, or an upgrade,
-finds no file and plans by the fixed rules until it is measured. ``graphkern compile`` measures after
-compiling (``graphkern calibrate`` measures alone; the measuring is graphkern._calibrate, this module
+finds no file and plans by the fixed rules until it is measured. ``graphkern compile`` measures once
+the kernels are compiled and before it compiles the large-graph paths, so that it compiles the paths the
+planner will take here (``graphkern calibrate`` measures alone; the measuring is graphkern._calibrate, this module
 only reads and keeps); nothing is measured behind a user's first call, which would cost that call
 seconds.
 
@@ -119,6 +120,12 @@ def stored() -> dict | None:
         except (OSError, ValueError, AttributeError):
             _loaded[where] = None
     return _loaded[where]
+
+
+def forget() -> None:
+    """Read the kept calibrations again at their next use (a long-lived process whose machine was
+    calibrated by another process since)."""
+    _loaded.clear()
 
 
 def choice(decision: str) -> dict | None:

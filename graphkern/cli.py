@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="processes compiling at once (default: one a core; Numba compiles on one thread)")
     comp.add_argument("--no-progress", action="store_true", help="no progress bar")
     comp.add_argument("--no-calibrate", action="store_true",
-                      help="do not time the planner's machine-dependent choices afterwards (graphkern calibrate)")
+                      help="do not time the planner's machine-dependent choices (graphkern calibrate); the large-graph "
+                           "paths then follow the calibration kept already, if any")
     calib = sub.add_parser("calibrate", help="time the planner's machine-dependent choices on this machine and "
                                              "keep the outcome (graphkern compile does this too)")
     calib.add_argument("--repeats", type=_positive_int, default=9, help="timed runs of each candidate (median)")
@@ -166,14 +167,18 @@ def main(argv=None) -> int:
             return 1
         return 0
     if args.command == "compile":
+        from . import _calibrate, _calibration
         from .precompile import precompile
 
         report = precompile(dtypes=args.dtype or ("float32",), idtypes=args.idtype or ("int32",),
                             families=args.family, ops="all" if args.all_ops else "common",
-                            progress=not args.no_progress, jobs=args.jobs)
+                            progress=not args.no_progress, jobs=args.jobs, calibrate=not args.no_calibrate)
         print(report.table())
-        if not args.no_calibrate and "spmm" in (args.family or ("spmm",)):
-            return _calibrate(9)
+        if report.calibration is not None:
+            print(_calibrate.table(report.calibration))
+            print(f"kept in {_calibration.path()}")
+        elif not args.no_calibrate and _calibration.path() is None:
+            print(f"not calibrated: {_calibration.ENV_VAR}=off", file=sys.stderr)
         return 0
     if args.command == "calibrate":
         return _calibrate(args.repeats)

@@ -30,8 +30,10 @@ from pathlib import Path
 import numpy as np
 
 from . import _numba_cache
+from ._validate import check_bool
 
 FAMILIES = ("spmm", "sddmm", "edge_softmax", "bfs", "dynamic", "torch")
+CALIBRATION = "calibration"  # the group that compiles the kernels graphkern._calibrate measures
 FLOAT_DTYPES = ("float32", "float64")
 ID_DTYPES = ("int32", "int64")
 # Feature widths with distinct compiled shapes: scalar rows, a part of a vector, one vector, two and four
@@ -68,6 +70,7 @@ class PrecompileReport:
     families: list[FamilyReport] = field(default_factory=list)
     wall_seconds: float = 0.0
     jobs: int = 1
+    calibration: dict | None = None  # what graphkern._calibrate.calibrate measured and kept, when it ran
 
     @property
     def compiled(self) -> int:
@@ -94,13 +97,21 @@ class PrecompileReport:
 
 
 def _large_graph_paths():
-    """Plan the large-graph paths on small graphs: a tiny L2 cache, no edge-count floor for the blocks,
-    any hub share enough for the hub split, and the fixed rules whatever this machine's calibration chose
-    (so a later calibration that picks them finds them compiled); knobs of graphkern.tuning, for a
-    ``with`` block."""
+    """Plan the large-graph paths on small graphs: a tiny L2 cache, no edge-count floor for the blocks and
+    any hub share enough for the hub split; knobs of graphkern.tuning, for a ``with`` block. Where this
+    machine's calibration found a blocked path slower than the plain kernel, the planner runs the plain
+    one on large graphs too, and so does this: the blocked kernel is not compiled (if a later calibration
+    picks it, its first call compiles it)."""
     from .tuning import tuned
 
-    return tuned(l2_cache_bytes=4096, blocked_min_edges=0, hub_min_edge_share=0.0, use_calibration=0)
+    return tuned(l2_cache_bytes=4096, blocked_min_edges=0, hub_min_edge_share=0.0)
+
+
+def _follows_calibration(group) -> bool:
+    """Whether a group's plans depend on this machine's calibration: the large-graph paths of the sparse
+    families and of the torch layers built on them."""
+    family, _, _, large_graph_paths, _ = group
+    return large_graph_paths and family in ("spmm", "sddmm", "torch")
 
 
 def _graphs(idtype: str):
@@ -307,10 +318,15 @@ def _run_group(group):
     """Run one group of calls (a family in one dtype, id dtype and planning regime) on the CPU backend;
     returns (calls, compiled, seconds). A top-level function, so that worker processes can run it."""
     family, dtype, idtype, large_graph_paths, ops = group
+    from . import _calibrate, _calibration
     from ._config import use_backend
 
+    _calibration.forget()  # a worker reads the calibration as it is now, not as an earlier group found it
     start, calls = time.perf_counter(), 0
     with use_backend("cpu"), _CompileCounter() as counter:
+        if family == CALIBRATION:
+            calls = _calibrate.compile_candidates()
+            return calls, counter.compiled, time.perf_counter() - start
         with _large_graph_paths() if large_graph_paths else contextlib.nullcontext():
             for call in _group_calls(family, dtype, idtype, ops):
                 call()
@@ -327,7 +343,8 @@ def default_jobs() -> int:
 
 
 def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: str = "common",
-               progress: bool = True, jobs: int | None = 1) -> PrecompileReport:
+               progress: bool = True, jobs: int | None = 1, calibrate: bool = False,
+               calibrate_repeats: int = 9) -> PrecompileReport:
     """Compile (or load from the cache) every CPU kernel specialisation the given dtypes and families need.
 
     Parameters
@@ -347,12 +364,21 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
         Processes that compile at once. Numba compiles on one thread, so ``None`` (one a core,
         :func:`default_jobs`) divides the wall time by about the number of cores; each worker writes the
         same on-disk cache. 1 compiles in this process.
+    calibrate : bool
+        Also time the planner's machine-dependent choices (``graphkern calibrate``) and keep the outcome,
+        when the sparse families are compiled and a calibration can be kept (not under
+        ``GRAPHKERN_CALIBRATION=off``). The candidates compile beside the other kernels; they are timed
+        while nothing else runs, and then the large-graph paths compile as the planner will take them on
+        this machine. Without it the large-graph paths follow the calibration kept already, if any.
+    calibrate_repeats : int
+        Timed runs of each candidate (the median is kept).
 
     Returns
     -------
     PrecompileReport
-        Calls made, specialisations compiled (not loaded from the cache) and seconds per family (summed
-        over the workers); ``report.table()`` prints it.
+        Calls made, specialisations compiled (not loaded from the on-disk cache) and seconds per family (summed
+        over the workers), and the calibration measured (``report.calibration``, or None); ``report.table()``
+        prints it.
 
     Examples
     --------
@@ -360,6 +386,8 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
     >>> precompile(families=["bfs"], progress=False).families[0].calls > 0
     True
     """
+    from . import _calibration
+
     dtypes = _check_choices("dtypes", dtypes, FLOAT_DTYPES)
     idtypes = _check_choices("idtypes", idtypes, ID_DTYPES)
     families = _check_choices("families", FAMILIES if families is None else families, FAMILIES)
@@ -369,11 +397,17 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
         jobs = default_jobs()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"argument 'jobs': expected a positive int or None, found {jobs!r}")
+    check_bool("calibrate", calibrate)
+    if isinstance(calibrate_repeats, bool) or not isinstance(calibrate_repeats, int) or calibrate_repeats < 1:
+        raise ValueError(f"argument 'calibrate_repeats': expected a positive int, found {calibrate_repeats!r}")
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
     report = PrecompileReport(cache_dir(), jobs=jobs)
+    calibrate = calibrate and _calibration.path() is not None and bool({"spmm", "sddmm"} & set(families))
     groups = []  # (family, dtype, idtype, large_graph_paths, ops)
+    if calibrate:  # first: the blocked candidates are among the slowest kernels to compile
+        groups.append((CALIBRATION, None, "int32", True, ops))
     for family in families:
         if family == "torch":
             try:
@@ -404,23 +438,37 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
         entry.compiled += outcome[1]
         entry.seconds += outcome[2]
 
+    # Two phases around the calibration: what does not depend on it, then the large-graph paths it chose
+    phases = ([g for g in groups if not _follows_calibration(g)], [g for g in groups if _follows_calibration(g)])
     bar = tqdm(total=len(groups), desc="graphkern compile", unit="group", disable=not progress)
-    if jobs == 1 or len(groups) == 1:
-        for group in groups:
-            bar.set_postfix_str(group[0])
-            record(group, _run_group(group))
-            bar.update()
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+    with contextlib.ExitStack() as stack:
+        pool = None
+        if jobs > 1 and len(groups) > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
 
-        # spawn, not fork: a forked child would inherit Numba's and torch's thread pools mid-state. Groups
-        # go out in FAMILIES order, the slowest (spmm) first, and the torch layers, whose kernels the
-        # sparse families compile, last: by then the cache answers most of them.
-        order = groups
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=context) as pool:
-            futures = {pool.submit(_run_group, group): group for group in order}
+            # spawn, not fork: a forked child would inherit Numba's and torch's thread pools mid-state.
+            # Groups go out in FAMILIES order, the slowest (spmm) first, and the torch layers, whose
+            # kernels the sparse families compile, last: by then the cache answers most of them.
+            pool = stack.enter_context(ProcessPoolExecutor(max_workers=min(jobs, len(groups)),
+                                                           mp_context=multiprocessing.get_context("spawn")))
+        for number, phase in enumerate(phases):
+            if number == 1 and calibrate:
+                from . import _calibrate
+
+                bar.set_postfix_str("measuring")
+                measuring = time.perf_counter()
+                report.calibration = _calibrate.calibrate(calibrate_repeats)
+                reports[CALIBRATION].seconds += time.perf_counter() - measuring
+            if pool is None:
+                for group in phase:
+                    bar.set_postfix_str(group[0])
+                    record(group, _run_group(group))
+                    bar.update()
+                continue
+            from concurrent.futures import as_completed
+
+            futures = {pool.submit(_run_group, group): group for group in phase}
             for future in as_completed(futures):
                 record(futures[future], future.result())
                 bar.set_postfix_str(futures[future][0])

@@ -12,7 +12,9 @@ import pytest
 
 import graphkern as gk
 from graphkern import _calibrate, _calibration
+from graphkern import precompile as precompile_module
 from graphkern.dispatch import Kernel
+from graphkern.precompile import _CompileCounter
 
 LARGE_GRAPH_PATHS = dict(l2_cache_bytes=4096, blocked_min_edges=0, hub_min_edge_share=0.0)
 
@@ -126,8 +128,11 @@ def test_a_file_of_another_format_or_a_broken_one_is_not_followed(kept, tmp_path
 def test_calibrate_measures_and_keeps_the_outcome(tmp_path, monkeypatch):
     where = tmp_path / "deep" / "calibration.json"
     monkeypatch.setenv(_calibration.ENV_VAR, str(where))
-    with gk.tuned(l2_cache_bytes=1 << 16):  # a small graph whose features outgrow a small L2
+    assert _calibrate.compile_candidates() == 2 * len(_calibration.DECISIONS)
+    with gk.tuned(l2_cache_bytes=1 << 16), _CompileCounter() as counter:  # features outgrow a small L2
         result = _calibrate.calibrate(repeats=2, scale=12)
+    # graphkern compile compiles the candidates in a worker first: the timing process loads them all
+    assert counter.compiled == 0
     kept = json.loads(where.read_text())
     assert kept == json.loads(json.dumps(result))
     assert set(kept["decisions"]) == set(_calibration.DECISIONS)
@@ -166,3 +171,31 @@ def test_use_calibration_is_a_checked_knob():
     with pytest.raises(ValueError, match="use_calibration"):
         with gk.tuned(use_calibration=2):
             pass
+
+
+def test_compile_measures_between_what_the_calibration_decides_and_the_rest(tmp_path, monkeypatch):
+    """``precompile(calibrate=True)``: the candidates' group runs first, the measurement once every group
+    that does not depend on it has run, and the large-graph paths of the sparse families after it (each
+    group reading the calibration as it is then); without ``calibrate`` nothing is measured."""
+    monkeypatch.setenv(_calibration.ENV_VAR, str(tmp_path / "calibration.json"))
+    events = []
+    monkeypatch.setattr(precompile_module, "_run_group", lambda group: events.append(group[:4]) or (1, 0, 0.0))
+    measured = {"decisions": {}}
+    monkeypatch.setattr(_calibrate, "calibrate", lambda repeats: events.append(("measure", repeats)) or measured)
+    report = precompile_module.precompile(families=["spmm", "bfs"], jobs=1, progress=False, calibrate=True,
+                                          calibrate_repeats=3)
+    assert report.calibration is measured
+    assert events[0] == ("calibration", None, "int32", True)
+    position = events.index(("measure", 3))
+    assert events[position + 1:] == [("spmm", "float32", "int32", True)]
+    assert set(events[1:position]) == {("spmm", "float32", "int32", False), ("bfs", None, "int32", False)}
+    assert [f.family for f in report.families] == ["calibration", "spmm", "bfs"]
+    events.clear()
+    assert precompile_module.precompile(families=["spmm"], jobs=1, progress=False).calibration is None
+    assert ("measure", 9) not in events and all(group[0] != "calibration" for group in events)
+    monkeypatch.setenv(_calibration.ENV_VAR, "off")  # nowhere to keep one: compiled, not measured
+    assert precompile_module.precompile(families=["spmm"], jobs=1, progress=False, calibrate=True).calibration is None
+    with pytest.raises(TypeError, match="calibrate"):
+        precompile_module.precompile(families=["spmm"], progress=False, calibrate="yes")
+    with pytest.raises(ValueError, match="calibrate_repeats"):
+        precompile_module.precompile(families=["spmm"], progress=False, calibrate_repeats=0)

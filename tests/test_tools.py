@@ -44,6 +44,21 @@ def test_compare_peers_every_family_on_a_small_graph(compare_peers, capsys, tmp_
     assert (tmp_path / "r.json").stat().st_size > 0
 
 
+def test_compare_peers_planner_family_times_every_candidate(compare_peers, capsys, monkeypatch):
+    """The planner family on a graph whose features outgrow a tiny L2: every candidate of copy_u_sum (CSC,
+    blocks, hub split) and u_dot_v (CSR, blocks) is planned, checked against the planned result and timed."""
+    monkeypatch.setenv("GRAPHKERN_TUNING", "l2_cache_bytes=4096,blocked_min_edges=0")
+    code = compare_peers.main(["--family", "planner", "--planner-scales", "9", "--planner-features", "16", "64",
+                               "--planner-dtypes", "float32", "--planner-idtypes", "int32", "--repeat", "1"])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    rows = [line.split() for line in out.out.splitlines() if line.startswith("planner ")]
+    by_op = {}
+    for row in rows:
+        by_op.setdefault(row[1], set()).add(row[row.index("ms") + 1])  # the candidate named after the time
+    assert by_op == {"copy_u_sum": {"csc", "blocked", "hubs"}, "u_dot_v": {"csr", "blocked"}}
+
+
 def test_compare_peers_named_peers_only(compare_peers, capsys):
     code = compare_peers.main(["--family", "spmm", "--scale", "9", "--repeat", "1", "--features", "4",
                                "--peers", "torch"])

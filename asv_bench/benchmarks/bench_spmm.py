@@ -100,3 +100,36 @@ class EdgeSoftmax:
 
     def time_edge_softmax_wide_logits(self, scale, heads):
         gk.edge_softmax(self.g, self.z_wide)
+
+
+class Planner:
+    """The planned path of copy_u_sum (g-SpMM) and u_dot_v (g-SDDMM) against the two paths the planner
+    chooses between: the plain kernel (CSC rows, CSR edges) and the blocked one (destination blocks; for
+    rows of several vectors the blocks with the hub split). ``planned`` slower than another row of the same
+    parameters by more than the noise is a wrong plan on this machine (tools/planner_bench.py times the
+    whole grid of sizes and dtypes)."""
+
+    params = [["copy_u_sum", "u_dot_v"], [16, 64], ["planned", "plain", "blocked"]]
+    param_names = ["op", "features", "path"]
+    timeout = 900
+    KNOBS = {"planned": {}, "plain": dict(blocked_min_edges=(1 << 63) - 1, use_calibration=0),
+             "blocked": dict(blocked_min_edges=0, hub_min_edge_share=0.0, use_calibration=0)}
+
+    def setup(self, op, features, path):
+        self.g = _graph(18)
+        self.x = np.random.default_rng(0).random((self.g.num_src, features), dtype=np.float32)
+        if op == "copy_u_sum":
+            self.call = lambda: gk.spmm(self.g, "copy_lhs", "sum", self.x)
+        else:
+            self.call = lambda: gk.sddmm(self.g, "dot", self.x, self.x, "u", "v")
+        self.knobs = self.KNOBS[path]
+        with gk.tuned(**self.knobs):
+            got = self.call()  # compile or load, build the blocks
+        with gk.tuned(**self.KNOBS["plain"]):
+            want = self.call()
+        if not np.allclose(got, want, rtol=1e-4, atol=1e-3):
+            raise AssertionError(f"{op} on the {path} path differs from the plain kernel")
+
+    def time_path(self, op, features, path):
+        with gk.tuned(**self.knobs):
+            self.call()

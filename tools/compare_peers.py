@@ -2,7 +2,8 @@
 """graphkern against the peers a user would pick instead, on the same graph and inputs, in one process.
 
 Families: ``convert`` (COO -> CSR and CSR -> CSC with edge ids, against SciPy and torch), ``spmm``
-(g-SpMM, g-SDDMM and edge softmax against torch, SciPy and python-graphblas), ``bfs`` (every BFS
+(g-SpMM, g-SDDMM and edge softmax against torch, SciPy, python-graphblas and, when it imports, DGL's own
+CPU kernels through ``dgl.ops``), ``bfs`` (every BFS
 algorithm against SciPy, python-graphblas's LAGraph push/pull, igraph and networkit) and ``diameter``
 (BFS on a shuffled grid and a long path, where each level's fixed cost shows) and ``gap`` (BFS against
 the GAP Benchmark Suite's ``bfs`` binary on the same input files: tools/gap_peer.py); ``dgl`` (GNN
@@ -106,7 +107,7 @@ def _sibling(name):
     return module
 
 
-PEERS = {"torch": "torch", "graphblas": "python-graphblas", "igraph": "igraph", "networkit": "networkit"}
+PEERS = {"torch": "torch", "graphblas": "python-graphblas", "igraph": "igraph", "networkit": "networkit", "dgl": "dgl"}
 
 
 def _peer_modules(wanted=None):
@@ -117,6 +118,13 @@ def _peer_modules(wanted=None):
     for name, package in PEERS.items():
         if wanted is not None and name not in wanted:
             print(f"peer skipped: {package} (not asked for)", file=sys.stderr)
+            continue
+        if name == "dgl":  # DGL's own kernels (forward calls of dgl.ops) in the spmm family
+            dgl, reason = _sibling("dgl_peer").import_dgl()
+            if dgl is None:
+                print(f"peer skipped: dgl ({reason}; pip install dgl)", file=sys.stderr)
+            else:
+                peers[name] = dgl
             continue
         try:
             module = __import__(name)
@@ -208,6 +216,14 @@ def spmm_family(g, features, repeat, peers) -> list[Result]:
         T_w = torch.sparse_csr_tensor(t_indptr, t_indices, torch.from_numpy(w_csc), size=(n, n))
         t_src = torch.from_numpy(src.astype(np.int64))
         t_dst = torch.from_numpy(dst.astype(np.int64))
+    dgl = peers.get("dgl")
+    if dgl is not None:
+        # DGL's graph of the same edges with the same edge ids, its formats built before anything is timed
+        import torch as dgl_torch  # DGL's operands are torch tensors whether or not torch is a peer itself
+
+        dg = dgl.graph((dgl_torch.from_numpy(src.astype(np.int64)), dgl_torch.from_numpy(dst.astype(np.int64))),
+                       num_nodes=n)
+        dg.create_formats_()
     if gb is not None:
         G_ones = gb.Matrix.from_csr(indptr.astype(np.uint64), indices.astype(np.uint64), np.ones(E, np.float32),
                                     nrows=n, ncols=n)
@@ -254,6 +270,16 @@ def spmm_family(g, features, repeat, peers) -> list[Result]:
             # timing, so that drawing random numbers is not charged to torch)
             X16 = torch.from_numpy(rng.random((n, 16), dtype=np.float32))
             cases["edge_softmax (H=1)"][0]["torch csr@X (F=16 yardstick)"] = lambda: T_ones @ X16
+        if dgl is not None:  # the same memory as torch tensors; DGL's forward kernels, no autograd graph
+            Xt, wt, lt1 = dgl_torch.from_numpy(X), dgl_torch.from_numpy(w), dgl_torch.from_numpy(logits)
+            if not np.allclose(dgl.ops.copy_u_sum(dg, Xt).numpy(), ref_sum, rtol=1e-4, atol=1e-2):
+                raise SystemExit("dgl's copy_u_sum differs from SciPy's: the two graphs are not the same")
+            for kernel, call in (("copy_u_sum", lambda: dgl.ops.copy_u_sum(dg, Xt)),
+                                 ("u_mul_e_sum (w: E x 1)", lambda: dgl.ops.u_mul_e_sum(dg, Xt, wt)),
+                                 ("copy_u_max", lambda: dgl.ops.copy_u_max(dg, Xt)),
+                                 ("u_dot_v", lambda: dgl.ops.u_dot_v(dg, Xt, Xt)),
+                                 ("edge_softmax (H=1)", lambda: dgl.ops.edge_softmax(dg, lt1))):
+                cases[kernel][0][f"dgl {dgl.__version__}"] = call
         if gb is not None:
             Gx = gb.Matrix.from_dense(X)
             cases["copy_u_sum"][0]["graphblas plus_times"] = lambda: G_ones.mxm(Gx, gb.semiring.plus_times).new()

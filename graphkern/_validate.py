@@ -68,6 +68,30 @@ def read_only(arr):
     return arr
 
 
+def read_only_field(name: str, doc: str) -> property:
+    """A property handing out the array an object keeps in ``_<name>`` as a :func:`read_only` view.
+
+    For objects whose arrays compiled kernels read directly (the distributed matrices): graphkern's code
+    reads the private attribute, writable, so the kernels keep their one specialisation; callers get the
+    public name, which refuses writes and cannot be rebound (the property has no setter).
+
+    >>> import numpy as np
+    >>> class Held:
+    ...     ids = read_only_field("ids", "The ids.")
+    ...     def __init__(self):
+    ...         self._ids = np.arange(3)
+    >>> h = Held()
+    >>> h.ids.flags.writeable, h._ids.flags.writeable
+    (False, True)
+    """
+    attr = "_" + name
+
+    def get(self):
+        return read_only(getattr(self, attr))
+
+    return property(get, doc=doc)
+
+
 def writable(arr: np.ndarray) -> np.ndarray:
     """``arr`` itself when it is writable, else a copy: the form an input takes before compiled code.
 

@@ -178,6 +178,65 @@ def _torch_entry_points():
     }
 
 
+def _layers():
+    """Every layer of graphkern.torch.nn: its well-formed constructor and forward arguments (double
+    precision, on the small graph; edge weights and types where the layer takes them)."""
+    from graphkern.torch import nn
+
+    g = _graph()
+    w = torch.ones(E, dtype=torch.float64)
+    fwd = dict(graph=g, feat=_tensor(N), edge_weight=w)
+    heads = dict(feat_drop=0.0, attn_drop=0.0, negative_slope=0.2, residual=False, activation=None,
+                 allow_zero_in_degree=True, bias=True)
+    return {
+        "GraphConv": (dict(in_feats=2, out_feats=2, norm="both", weight=True, bias=True, activation=None,
+                           allow_zero_in_degree=True), dict(fwd, weight=None)),
+        "GATConv": (dict(in_feats=2, out_feats=2, num_heads=2, **heads), dict(fwd, get_attention=False)),
+        "SAGEConv": (dict(in_feats=2, out_feats=2, aggregator_type="mean", feat_drop=0.0, bias=True, norm=None,
+                          activation=None), fwd),
+        "GINConv": (dict(apply_func=None, aggregator_type="sum", init_eps=0, learn_eps=False, activation=None), fwd),
+        "SGConv": (dict(in_feats=2, out_feats=2, k=1, cached=False, bias=True, norm=None, allow_zero_in_degree=True),
+                   fwd),
+        "APPNPConv": (dict(k=2, alpha=0.1, edge_drop=0.0), fwd),
+        "TAGConv": (dict(in_feats=2, out_feats=2, k=2, bias=True, activation=None), fwd),
+        "ChebConv": (dict(in_feats=2, out_feats=2, k=2, activation=torch.relu, bias=True),
+                     dict(graph=g, feat=_tensor(N), lambda_max=[2.0])),
+        "GATv2Conv": (dict(in_feats=2, out_feats=2, num_heads=2, share_weights=False, **heads),
+                      dict(graph=g, feat=_tensor(N), get_attention=False)),
+        "EdgeConv": (dict(in_feat=2, out_feat=2, batch_norm=False, allow_zero_in_degree=True),
+                     dict(g=g, feat=_tensor(N))),
+        "RelGraphConv": (dict(in_feat=2, out_feat=2, num_rels=2, regularizer=None, num_bases=None, bias=True,
+                              activation=None, self_loop=True, dropout=0.0, layer_norm=False),
+                         dict(g=g, feat=_tensor(N), etypes=np.array([0, 1, 1, 0, 1, 0]), norm=None, presorted=False)),
+        "TypedLinear": (dict(in_size=2, out_size=2, num_types=2, regularizer=None, num_bases=None),
+                        dict(x=_tensor(N), x_type=np.array([0, 1, 1, 0]), sorted_by_type=False)),
+        "SumPooling": ({}, dict(graph=g, feat=_tensor(N))),
+        "AvgPooling": ({}, dict(graph=g, feat=_tensor(N))),
+        "MaxPooling": ({}, dict(graph=g, feat=_tensor(N))),
+        "EdgeWeightNorm": (dict(norm="both", eps=0.0), dict(graph=g, edge_weight=w)),
+    }, nn
+
+
+def test_the_sweep_reaches_every_layer():
+    layers, nn = _layers()
+    assert sorted(layers) == sorted(nn.__all__)
+
+
+@pytest.mark.parametrize("part", ["constructor", "forward"])
+@pytest.mark.parametrize("layer", sorted(_layers()[0]) if torch else [])
+def test_malformed_arguments_of_the_layers(layer, part):
+    """Each layer's constructor arguments (the layer built and run) and its forward arguments (graph,
+    features, edge weights or types, flags), each replaced in turn by each malformed value."""
+    layers, nn = _layers()
+    ctor, fwd = layers[layer]
+    cls = getattr(nn, layer)
+    if part == "constructor":
+        unexpected = _sweep(layer, lambda **kw: cls(**kw).double()(**fwd), ctor)
+    else:
+        unexpected = _sweep(layer, lambda **kw: cls(**ctor).double()(**kw), fwd)
+    assert not unexpected, "\n".join(f"{layer} {part}({arg}={label}): {exc}" for arg, label, exc in unexpected)
+
+
 def _sweep(name, fn, good):
     """The (argument, malformed value, exception) triples of the calls that raised something else."""
     fn(**good)  # well formed: runs (else every malformed call below would fail for another reason)

@@ -560,9 +560,11 @@ def test_bad_arguments_name_the_argument():
             layer(g, x)
     with pytest.raises(ValueError, match="'feat'.*5 rows"):
         gkt.GINConv()(g, torch.randn(4, 4))
-    for make in (lambda: gkt.SGConv(3, 2, k=-1), lambda: gkt.APPNPConv(1.5, 0.1), lambda: gkt.ChebConv(3, 2, 0)):
+    for make in (lambda: gkt.SGConv(3, 2, k=-1), lambda: gkt.ChebConv(3, 2, 0)):
         with pytest.raises(ValueError, match="'k'"):
             make()
+    with pytest.raises(TypeError, match="'k': expected an integer"):  # a count of another type
+        gkt.APPNPConv(1.5, 0.1)
     for layer in (gkt.SGConv(4, 2), gkt.GATv2Conv(4, 2, 1), gkt.EdgeConv(4, 2)):
         with pytest.raises(ValueError, match="allow_zero_in_degree"):
             layer(g, x)

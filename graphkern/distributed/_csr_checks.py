@@ -175,7 +175,7 @@ def mark_checked(A):
 
 
 def _identity(A):
-    return tuple(id(x) for x in (A.indptr, A.indices, A.values, getattr(A, "cell_counts", None)))
+    return tuple(id(x) for x in (A._indptr, A._indices, A._values, getattr(A, "_cell_counts", None)))
 
 
 def check_structure(A, comm, name: str = "A", cls=None) -> None:
@@ -188,37 +188,37 @@ def check_structure(A, comm, name: str = "A", cls=None) -> None:
         raise TypeError(f"argument '{name}': expected a {cls.__name__}, found {type_name(A)}")
     parts, rank = comm.size, comm.rank
     shape = check_shape(f"{name}.shape", A.shape)
-    rows = check_offsets(f"{name}.row_offsets", A.row_offsets, parts, shape[0])
-    check_offsets(f"{name}.col_offsets", A.col_offsets, parts, shape[1])
+    rows = check_offsets(f"{name}.row_offsets", A._row_offsets, parts, shape[0])
+    check_offsets(f"{name}.col_offsets", A._col_offsets, parts, shape[1])
     for field in ("indptr", "indices"):
-        arr = getattr(A, field)
+        arr = getattr(A, "_" + field)
         if not isinstance(arr, np.ndarray) or arr.dtype != np.int64 or arr.ndim != 1:
             raise TypeError(
                 f"argument '{name}.{field}': expected a 1-D int64 array, found "
                 f"{type_name(arr)}{'' if not isinstance(arr, np.ndarray) else f' of {arr.dtype}'}"
             )
     n_local = int(rows[rank + 1] - rows[rank])
-    if A.indptr.size != n_local + 1:
+    if A._indptr.size != n_local + 1:
         raise ValueError(
             f"argument '{name}.indptr': expected {n_local + 1} entries for the {n_local} rows "
-            f"{name}.row_offsets gives rank {rank}, found {A.indptr.size}"
+            f"{name}.row_offsets gives rank {rank}, found {A._indptr.size}"
         )
     xcsr = hasattr(A, "cell_counts")  # an XCSR: the one kind with cells (csr.py, which imports this module)
-    if xcsr and not isinstance(A.cell_counts, np.ndarray):
-        raise TypeError(f"argument '{name}.cell_counts': expected an int64 array, found {type_name(A.cell_counts)}")
+    if xcsr and not isinstance(A._cell_counts, np.ndarray):
+        raise TypeError(f"argument '{name}.cell_counts': expected an int64 array, found {type_name(A._cell_counts)}")
     if A.__dict__.get(CHECKED) != _identity(A):
-        check_indptr(f"{name}.indptr", A.indptr, A.indices.size)
-        _check_ids(f"{name}.indices", A.indices, shape[1])
+        check_indptr(f"{name}.indptr", A._indptr, A._indices.size)
+        _check_ids(f"{name}.indices", A._indices, shape[1])
         if xcsr:
-            counts = _check_cells(A.cell_counts, A.indices.size)
-            _check_xcsr_values(A.values, int(counts.sum()))
+            counts = _check_cells(A._cell_counts, A._indices.size)
+            _check_xcsr_values(A._values, int(counts.sum()))
         else:
-            check_values(f"{name}.values", A.values, A.indices.size)
+            check_values(f"{name}.values", A._values, A._indices.size)
         mark_checked(A)
-    elif int(A.indptr[-1]) != A.indices.size:
+    elif int(A._indptr[-1]) != A._indices.size:
         raise ValueError(
-            f"argument '{name}.indptr': expected indptr[-1] == len(indices) == {A.indices.size}, "
-            f"found {int(A.indptr[-1])}"
+            f"argument '{name}.indptr': expected indptr[-1] == len(indices) == {A._indices.size}, "
+            f"found {int(A._indptr[-1])}"
         )
 
 
@@ -227,9 +227,9 @@ def invariants(A, name: str = "A") -> dict:
     return {
         f"the kind of '{name}'": type(A).__name__,
         f"{name}.shape": tuple(A.shape),
-        f"{name}.row_offsets": np.asarray(A.row_offsets),
-        f"{name}.col_offsets": np.asarray(A.col_offsets),
-        f"the dtype of {name}.values": value_dtype(A.values),
+        f"{name}.row_offsets": np.asarray(A._row_offsets),
+        f"{name}.col_offsets": np.asarray(A._col_offsets),
+        f"the dtype of {name}.values": value_dtype(A._values),
     }
 
 

@@ -154,8 +154,8 @@ def bfs_1d(A: DistCSR, source: int) -> DistBFSResult:
     total = np.ones(1, dtype=np.int64)
     while True:
         before = (comm.bytes_sent, comm.collectives)
-        pairs = _neighbours(A.indptr, A.indices, frontier - first, frontier)
-        received = _send_to_owners(comm, pairs, A.row_offsets)
+        pairs = _neighbours(A._indptr, A._indices, frontier - first, frontier)
+        received = _send_to_owners(comm, pairs, A._row_offsets)
         level += 1
         frontier = _select_max_parents(received, first, parents, levels, level)
         comm.Allreduce(np.array([frontier.size], dtype=np.int64), total)
@@ -189,7 +189,7 @@ def _block_of(A: DistCSR, grid, source) -> tuple[Block2D, int]:
     cache = A.__dict__.setdefault("_blocks", {})
     if (pr, pc) not in cache:
         cache[(pr, pc)] = Block2D._exchange(Grid2D._checked(A.comm, pr, pc), A.shape[0], *_even_bounds(A, pr, pc),
-                                            A.local_rows(), A.indices, None)
+                                            A.local_rows(), A._indices, None)
     return cache[(pr, pc)], source
 
 
@@ -250,7 +250,7 @@ def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
     first, count = int(bounds[me]), int(bounds[me + 1] - bounds[me])
     result, frontier = _start(comm, first, count, source)
     parents, levels = result.parents, result.levels
-    cb, j = block.col_bounds, grid.col
+    cb, j = block._col_bounds, grid.col
     piece_bounds = bounds[grid.row * grid.pc: (grid.row + 1) * grid.pc + 1]  # my row's pieces of D_i
     level = 0
     total = np.ones(1, dtype=np.int64)
@@ -268,7 +268,7 @@ def bfs_2d(block, source: int, *, grid=None) -> DistBFSResult:
         column_frontier = np.empty(int(counts.sum()), dtype=np.int64)
         col_comm.Allgatherv(mine, [column_frontier, (counts, exclusive_scan(counts)), MPI.INT64_T])
         # local: out-edges of the column's frontier inside my block, candidates for D_i
-        pairs = _neighbours(block.indptr, block.indices, column_frontier - cb[j], column_frontier)
+        pairs = _neighbours(block._indptr, block._indices, column_frontier - cb[j], column_frontier)
         # fold: candidates to the owner of each vertex along my processor row
         received = _send_to_owners(row_comm, pairs, piece_bounds)
         level += 1

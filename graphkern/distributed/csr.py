@@ -8,11 +8,9 @@ as ``row_offsets`` for a square matrix unless given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .._validate import private
+from .._validate import private, read_only_field
 from ._agree import SHOWN, agree, check_offsets, key, local_check
 from ._comm import as_counting, exclusive_scan
 from ._csr_checks import (
@@ -26,6 +24,7 @@ from ._csr_checks import (
     root_rows,
     value_dtype,
 )
+from ._held import Held, kept
 
 __all__ = ["DistCSR", "XCSR", "even_offsets"]
 
@@ -75,12 +74,16 @@ def _col_offsets_fit(cols, root):
     return combine
 
 
-@dataclass
-class DistCSR:
+class DistCSR(Held):
     """This rank's row block of a distributed sparse matrix (or directed multigraph, one entry per edge).
 
     Build it collectively with :meth:`from_global`, :meth:`scatter` or :meth:`from_local`; every rank
     must call, and the constructors check on every rank that the ranks agree on the shape and dtypes.
+
+    The arrays (``row_offsets``, ``col_offsets``, ``indptr``, ``indices``, ``values``) are handed out as
+    read-only views: the distributed kernels index by them, and ids checked once must not change under
+    them. Building one directly, ``DistCSR(comm, shape, row_offsets, col_offsets, indptr, indices,
+    values)``, keeps copies of the arrays; they are checked at the first collective call.
 
     Examples
     --------
@@ -91,15 +94,27 @@ class DistCSR:
     ...                         MPI.COMM_SELF)
     >>> A.shape, A.indices.tolist(), A.values.tolist()
     ((2, 2), [0, 1, 0], [1.0, 2.0, 3.0])
+    >>> A.indices.flags.writeable
+    False
     """
 
-    comm: object
-    shape: tuple[int, int]
-    row_offsets: np.ndarray
-    col_offsets: np.ndarray
-    indptr: np.ndarray
-    indices: np.ndarray
-    values: np.ndarray | None
+    row_offsets = read_only_field("row_offsets", "The global row partition: rank r holds rows "
+                                  "row_offsets[r]:row_offsets[r+1] (read-only view).")
+    col_offsets = read_only_field("col_offsets", "The row partition of the transpose (read-only view).")
+    indptr = read_only_field("indptr", "This rank's row pointer, from 0 (read-only view).")
+    indices = read_only_field("indices", "The global int64 column id of each local entry (read-only view).")
+    values = read_only_field("values", "One value per local entry, or None (read-only view).")
+
+    FIELDS = ("comm", "shape", "row_offsets", "col_offsets", "indptr", "indices", "values")
+    ARRAYS = frozenset(FIELDS[2:])
+
+    def __init__(self, comm, shape, row_offsets, col_offsets, indptr, indices, values):
+        # a caller's arrays: kept as copies (graphkern's own constructors use _own and copy nothing)
+        self._set(comm, shape, *(kept(a) for a in (row_offsets, col_offsets, indptr, indices, values)))
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(shape={self.shape!r}, rank={getattr(self.comm, 'rank', '?')}, "
+                f"local rows={np.size(self._indptr) - 1}, local entries={np.size(self._indices)})")
 
     # ------------------------------------------------------------------------------ constructors
     @classmethod
@@ -121,7 +136,7 @@ class DistCSR:
         np.cumsum(counts, out=row_offsets[1:])
         cols = _col_offsets(got.col_offsets, got.shape, row_offsets, comm.size)
         vals = None if got.values is None else np.ascontiguousarray(got.values)
-        return mark_checked(cls(comm, got.shape, row_offsets, cols, got.indptr, got.indices, vals))
+        return mark_checked(cls._own(comm, got.shape, row_offsets, cols, got.indptr, got.indices, vals))
 
     @classmethod
     def from_global(cls, indptr, indices, values, comm, *, row_counts=None, shape=None, col_offsets=None):
@@ -140,7 +155,7 @@ class DistCSR:
         agree(comm, "DistCSR.from_global", problem, None if problem else _global_same(got))
         cols = _col_offsets(got.col_offsets, got.shape, got.row_offsets, comm.size)
         vals = None if got.values is None else np.ascontiguousarray(got.values)
-        return mark_checked(cls(comm, got.shape, got.row_offsets, cols, got.indptr, got.indices, vals))
+        return mark_checked(cls._own(comm, got.shape, got.row_offsets, cols, got.indptr, got.indices, vals))
 
     @classmethod
     def scatter(cls, indptr, indices, values, comm, *, root=0, row_counts=None, shape=None, col_offsets=None):
@@ -191,7 +206,7 @@ class DistCSR:
             comm.Scatterv(send_vals, [local_values.view(np.uint8), rtype], root=r)
             rtype.Free()
         cols = _col_offsets(cols, shape, offsets, parts)
-        return mark_checked(cls(comm, shape, offsets, cols, local_indptr, local_indices, local_values))
+        return mark_checked(cls._own(comm, shape, offsets, cols, local_indptr, local_indices, local_values))
 
     # ------------------------------------------------------------------------------ access
     @property
@@ -200,36 +215,36 @@ class DistCSR:
 
     @property
     def first_row(self) -> int:
-        return int(self.row_offsets[self.rank])
+        return int(self._row_offsets[self.rank])
 
     @property
     def num_local_rows(self) -> int:
-        return self.indptr.size - 1
+        return self._indptr.size - 1
 
     @property
     def nnz_local(self) -> int:
-        return self.indices.size
+        return self._indices.size
 
     def local_graph(self):
         """This rank's rows as a :class:`graphkern.Graph` block (local rows -> global columns), for the CPU
         kernels; edge ids are the local entry positions."""
         from ..graph import Graph
 
-        return Graph.from_csr(self.indptr, self.indices, num_dst=self.shape[1])
+        return Graph.from_csr(self._indptr, self._indices, num_dst=self.shape[1])
 
     def local_rows(self) -> np.ndarray:
         """The global row id of each local entry."""
         return np.repeat(np.arange(self.first_row, self.first_row + self.num_local_rows, dtype=np.int64),
-                         np.diff(self.indptr))
+                         np.diff(self._indptr))
 
     def canonical(self) -> "DistCSR":
         """The same matrix with column ids ascending inside every row, parallel entries in their order
         (the form in which ``transpose(transpose(A)) == A`` holds exactly). Local, no communication."""
-        keys = self.local_rows() * np.int64(max(self.shape[1], 1)) + self.indices
+        keys = self.local_rows() * np.int64(max(self.shape[1], 1)) + self._indices
         order = np.argsort(keys, kind="stable")
-        vals = None if self.values is None else self.values[order]
-        return DistCSR(self.comm, self.shape, self.row_offsets, self.col_offsets, self.indptr.copy(),
-                       self.indices[order], vals)
+        vals = None if self._values is None else self._values[order]
+        return DistCSR._own(self.comm, self.shape, self._row_offsets, self._col_offsets, self._indptr.copy(),
+                       self._indices[order], vals)
 
     def gather(self, root=0):
         """Collective: the whole ``(indptr, indices, values)`` on ``root``, None on the other ranks.
@@ -253,23 +268,23 @@ class DistCSR:
         counts = np.asarray(agree(comm, "DistCSR.gather", problem, same, None if problem else self.nnz_local),
                             dtype=np.int64)
         root = r
-        rows = np.diff(self.row_offsets)
+        rows = np.diff(self._row_offsets)
         me = comm.rank
         indptr_all = np.empty(int(rows.sum()), dtype=np.int64) if me == root else None
-        comm.Gatherv(np.ascontiguousarray(self.indptr[1:] + 0), None if me != root else
+        comm.Gatherv(np.ascontiguousarray(self._indptr[1:] + 0), None if me != root else
                      [indptr_all, (rows, exclusive_scan(rows)), _mpi_type(np.int64)], root=root)
         indices_all = np.empty(int(counts.sum()), dtype=np.int64) if me == root else None
-        comm.Gatherv(self.indices, None if me != root else
+        comm.Gatherv(self._indices, None if me != root else
                      [indices_all, (counts, exclusive_scan(counts)), _mpi_type(np.int64)], root=root)
         values_all = None
-        if self.values is not None:
+        if self._values is not None:
             from ._comm import record_type
 
-            rtype = record_type(self.values.dtype.itemsize)
+            rtype = record_type(self._values.dtype.itemsize)
             if me == root:
-                values_all = np.empty(int(counts.sum()), dtype=self.values.dtype)
-            comm.Gatherv([self.values.view(np.uint8) if self.values.size else np.empty(0, np.uint8),
-                          self.values.size, rtype],
+                values_all = np.empty(int(counts.sum()), dtype=self._values.dtype)
+            comm.Gatherv([self._values.view(np.uint8) if self._values.size else np.empty(0, np.uint8),
+                          self._values.size, rtype],
                          None if me != root else [values_all.view(np.uint8), (counts, exclusive_scan(counts)), rtype],
                          root=root)
             rtype.Free()
@@ -288,11 +303,11 @@ def _mpi_type(dtype):
     return dtlib.from_numpy_dtype(np.dtype(dtype))
 
 
-@dataclass
 class XCSR(DistCSR):
     """A :class:`DistCSR` whose entries are cells holding ``cell_counts[c]`` values each (a multigraph with
     its parallel edges grouped per (row, column), or a matrix of variable-length cells). ``indices`` has one
-    column id per cell; ``values`` holds every cell's values, cell after cell, row-major.
+    column id per cell; ``values`` holds every cell's values, cell after cell, row-major. Its arrays are
+    handed out as read-only views, as a DistCSR's.
 
     Examples
     --------
@@ -305,7 +320,14 @@ class XCSR(DistCSR):
     ([2, 1], [5, 6, 7])
     """
 
-    cell_counts: np.ndarray | None = None
+    cell_counts = read_only_field("cell_counts", "The number of values of each local cell (read-only view).")
+
+    FIELDS = (*DistCSR.FIELDS, "cell_counts")
+    ARRAYS = frozenset(FIELDS[2:])
+
+    def __init__(self, comm, shape, row_offsets, col_offsets, indptr, indices, values, cell_counts=None):
+        super().__init__(comm, shape, row_offsets, col_offsets, indptr, indices, values)
+        self._cell_counts = kept(cell_counts)
 
     @classmethod
     def from_local(cls, indptr, indices, cell_counts, values, comm, shape, *, col_offsets=None):
@@ -324,7 +346,7 @@ class XCSR(DistCSR):
         row_offsets = np.zeros(comm.size + 1, dtype=np.int64)
         np.cumsum(counts, out=row_offsets[1:])
         cols = _col_offsets(got.col_offsets, got.shape, row_offsets, comm.size)
-        return mark_checked(cls(comm, got.shape, row_offsets, cols, got.indptr, got.indices,
+        return mark_checked(cls._own(comm, got.shape, row_offsets, cols, got.indptr, got.indices,
                                 np.ascontiguousarray(got.values), got.cell_counts))
 
     @classmethod
@@ -340,29 +362,30 @@ class XCSR(DistCSR):
                                    col_offsets, cell_counts, xcsr=True)
         agree(comm, "XCSR.from_global", problem, None if problem else _global_same(got))
         cols = _col_offsets(got.col_offsets, got.shape, got.row_offsets, comm.size)
-        return mark_checked(cls(comm, got.shape, got.row_offsets, cols, got.indptr, got.indices,
+        return mark_checked(cls._own(comm, got.shape, got.row_offsets, cols, got.indptr, got.indices,
                                 np.ascontiguousarray(got.values), np.ascontiguousarray(got.cell_counts)))
 
     @classmethod
     def from_csr(cls, A: DistCSR) -> "XCSR":
         """Group the parallel entries of a canonical :class:`DistCSR` into cells (local, no communication)."""
         rows = A.local_rows()
-        new_cell = np.ones(A.indices.size, dtype=bool)
-        if A.indices.size > 1:
-            new_cell[1:] = (rows[1:] != rows[:-1]) | (A.indices[1:] != A.indices[:-1])
+        new_cell = np.ones(A._indices.size, dtype=bool)
+        if A._indices.size > 1:
+            new_cell[1:] = (rows[1:] != rows[:-1]) | (A._indices[1:] != A._indices[:-1])
         starts = np.flatnonzero(new_cell)
-        cell_counts = np.diff(np.r_[starts, A.indices.size]).astype(np.int64)
+        cell_counts = np.diff(np.r_[starts, A._indices.size]).astype(np.int64)
         cell_rows = rows[starts] - A.first_row
         indptr = np.zeros(A.num_local_rows + 1, dtype=np.int64)
         np.cumsum(np.bincount(cell_rows, minlength=A.num_local_rows), out=indptr[1:])
-        values = A.values if A.values is not None else np.zeros(A.indices.size, dtype=np.int8)
-        return cls(A.comm, A.shape, A.row_offsets, A.col_offsets, indptr, A.indices[starts], values, cell_counts)
+        values = A._values if A._values is not None else np.zeros(A._indices.size, dtype=np.int8)
+        return cls._own(A.comm, A.shape, A._row_offsets, A._col_offsets, indptr, A._indices[starts], values,
+                        cell_counts)
 
     def to_csr(self) -> DistCSR:
         """One entry per value (cells expanded into parallel entries); local, no communication."""
-        indices = np.repeat(self.indices, self.cell_counts)
-        row_of_cell = np.repeat(np.arange(self.num_local_rows), np.diff(self.indptr))
-        per_row = np.bincount(row_of_cell, weights=self.cell_counts, minlength=self.num_local_rows).astype(np.int64)
+        indices = np.repeat(self._indices, self._cell_counts)
+        row_of_cell = np.repeat(np.arange(self.num_local_rows), np.diff(self._indptr))
+        per_row = np.bincount(row_of_cell, weights=self._cell_counts, minlength=self.num_local_rows).astype(np.int64)
         indptr = np.zeros(self.num_local_rows + 1, dtype=np.int64)
         np.cumsum(per_row, out=indptr[1:])
-        return DistCSR(self.comm, self.shape, self.row_offsets, self.col_offsets, indptr, indices, self.values)
+        return DistCSR._own(self.comm, self.shape, self._row_offsets, self._col_offsets, indptr, indices, self._values)

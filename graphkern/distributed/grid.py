@@ -10,14 +10,13 @@ so rank order is vertex order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .._validate import as_index_array, check_int_scalar, private, type_name
+from .._validate import as_index_array, check_int_scalar, private, read_only_field, type_name
 from ._agree import agree, check_grid_shape, check_offsets, check_values, key, local_check
 from ._comm import alltoall_counts, alltoallv_records, as_counting
 from ._csr_checks import CHECKED
+from ._held import Held, kept
 from .csr import even_offsets
 from .transpose import stable_order
 
@@ -92,17 +91,30 @@ class Grid2D:
             c.reset()
 
 
-@dataclass
-class Block2D:
-    """This processor's block ``A^T[D_i, S_j]`` of an ``n x n`` matrix on a :class:`Grid2D`."""
+class Block2D(Held):
+    """This processor's block ``A^T[D_i, S_j]`` of an ``n x n`` matrix on a :class:`Grid2D`.
 
-    grid: Grid2D
-    n: int
-    row_bounds: np.ndarray   # pr + 1 offsets of the destination blocks D_i
-    col_bounds: np.ndarray   # pc + 1 offsets of the source blocks S_j
-    indptr: np.ndarray       # over the local sources u - col_bounds[j]
-    indices: np.ndarray      # global destination ids, in D_i
-    values: np.ndarray | None = None
+    Build it collectively with :meth:`from_edges`. Its arrays are handed out as read-only views (the
+    2-D BFS indexes by them); building one directly, ``Block2D(grid, n, row_bounds, col_bounds, indptr,
+    indices, values=None)``, keeps copies of the arrays, checked at the first collective call.
+    """
+
+    row_bounds = read_only_field("row_bounds", "The pr + 1 offsets of the destination blocks D_i (read-only view).")
+    col_bounds = read_only_field("col_bounds", "The pc + 1 offsets of the source blocks S_j (read-only view).")
+    indptr = read_only_field("indptr", "The row pointer over the local sources u - col_bounds[j] (read-only view).")
+    indices = read_only_field("indices", "The global destination id of each local edge, in D_i (read-only view).")
+    values = read_only_field("values", "One value per local edge, or None (read-only view).")
+
+    FIELDS = ("grid", "n", "row_bounds", "col_bounds", "indptr", "indices", "values")
+    ARRAYS = frozenset(FIELDS[2:])
+
+    def __init__(self, grid, n, row_bounds, col_bounds, indptr, indices, values=None):
+        # a caller's arrays: kept as copies (graphkern's own constructors use _own and copy nothing)
+        self._set(grid, n, *(kept(a) for a in (row_bounds, col_bounds, indptr, indices, values)))
+
+    def __repr__(self) -> str:
+        return (f"Block2D(n={self.n!r}, grid={getattr(self.grid, 'shape', '?')}, "
+                f"coords={getattr(self.grid, 'coords', '?')}, local edges={np.size(self._indices)})")
 
     @classmethod
     def from_edges(cls, grid: Grid2D, src, dst, n: int, values=None, *, row_bounds=None, col_bounds=None):
@@ -155,13 +167,14 @@ class Block2D:
         vals = None
         if values is not None:
             vals = np.ascontiguousarray(got["value"][perm]).view(values.dtype)
-        return _mark(cls(grid, int(n), rb, cb, indptr.astype(np.int64), np.ascontiguousarray(got["dst"][perm]), vals))
+        return _mark(cls._own(grid, int(n), rb, cb, indptr.astype(np.int64), np.ascontiguousarray(got["dst"][perm]),
+                              vals))
 
     def edges(self):
         """This block's edges as global ``(src, dst)``."""
         j = self.grid.col
-        src = np.repeat(np.arange(self.col_bounds[j], self.col_bounds[j + 1], dtype=np.int64), np.diff(self.indptr))
-        return src, self.indices
+        src = np.repeat(np.arange(self._col_bounds[j], self._col_bounds[j + 1], dtype=np.int64), np.diff(self._indptr))
+        return src, self.indices  # read-only: the block indexes by it
 
     def transpose(self) -> "Block2D":
         """Collective: the transposed matrix on the same grid and blocks.
@@ -177,17 +190,17 @@ class Block2D:
         check_block(self, "Block2D.transpose")
         grid = self.grid
         src, dst = self.edges()
-        square = grid.pr == grid.pc and np.array_equal(self.row_bounds, self.col_bounds)
+        square = grid.pr == grid.pc and np.array_equal(self._row_bounds, self._col_bounds)
         if not square:
-            return Block2D._exchange(grid, self.n, self.row_bounds, self.col_bounds, dst, src, self.values)
+            return Block2D._exchange(grid, self.n, self._row_bounds, self._col_bounds, dst, src, self._values)
         partner = grid.rank_of(grid.col, grid.row)
         fields = [("src", np.int64), ("dst", np.int64)]
-        if self.values is not None:
-            fields.append(("value", np.dtype((np.void, self.values.dtype.itemsize))))
+        if self._values is not None:
+            fields.append(("value", np.dtype((np.void, self._values.dtype.itemsize))))
         rec = np.empty(src.size, dtype=np.dtype(fields))
         rec["src"], rec["dst"] = dst, src  # the transposed edges
-        if self.values is not None:
-            rec["value"] = self.values.view(rec.dtype["value"])
+        if self._values is not None:
+            rec["value"] = self._values.view(rec.dtype["value"])
         if partner != grid.comm.rank:
             count = np.array([rec.size], dtype=np.int64)
             other = np.empty(1, dtype=np.int64)
@@ -203,22 +216,22 @@ class Block2D:
         else:
             got = rec
         j = grid.col
-        local_src = got["src"] - self.col_bounds[j]
-        n_local = int(self.col_bounds[j + 1] - self.col_bounds[j])
+        local_src = got["src"] - self._col_bounds[j]
+        n_local = int(self._col_bounds[j + 1] - self._col_bounds[j])
         # sort by (source, destination): the transpose of a canonical block is canonical
         keys = local_src * np.int64(max(self.n, 1)) + got["dst"]
         perm = np.argsort(keys, kind="stable")
         indptr = np.zeros(n_local + 1, dtype=np.int64)
         np.cumsum(np.bincount(local_src, minlength=n_local), out=indptr[1:])
         vals = None
-        if self.values is not None:
-            vals = np.ascontiguousarray(got["value"][perm]).view(self.values.dtype)
-        return _mark(Block2D(grid, self.n, self.row_bounds, self.col_bounds, indptr,
+        if self._values is not None:
+            vals = np.ascontiguousarray(got["value"][perm]).view(self._values.dtype)
+        return _mark(Block2D._own(grid, self.n, self._row_bounds, self._col_bounds, indptr,
                              np.ascontiguousarray(got["dst"][perm]), vals))
 
     def vector_bounds(self) -> np.ndarray:
         """``P + 1`` offsets: rank ``i * pc + k`` owns the vertices of piece ``k`` of ``D_i``."""
-        pieces = [self.row_bounds[i] + even_offsets(self.row_bounds[i + 1] - self.row_bounds[i], self.grid.pc)[:-1]
+        pieces = [self._row_bounds[i] + even_offsets(self._row_bounds[i + 1] - self._row_bounds[i], self.grid.pc)[:-1]
                   for i in range(self.grid.pr)]
         return np.r_[np.concatenate(pieces), self.n].astype(np.int64)
 
@@ -245,7 +258,7 @@ def _edges(grid, src, dst, n, values, row_bounds, col_bounds):
 
 
 def _identity(block):
-    return id(block.indptr), id(block.indices), id(block.values)
+    return id(block._indptr), id(block._indices), id(block._values)
 
 
 def _mark(block):
@@ -260,38 +273,38 @@ def _block_structure(block):
         raise TypeError(f"argument 'block': expected a Block2D, found {type_name(block)}")
     grid = block.grid
     n = check_int_scalar("block.n", block.n, 0)
-    rb = check_offsets("block.row_bounds", block.row_bounds, grid.pr, n)
-    cb = check_offsets("block.col_bounds", block.col_bounds, grid.pc, n)
+    rb = check_offsets("block.row_bounds", block._row_bounds, grid.pr, n)
+    cb = check_offsets("block.col_bounds", block._col_bounds, grid.pc, n)
     i, j = grid.row, grid.col
     for name in ("indptr", "indices"):
-        arr = getattr(block, name)
+        arr = getattr(block, "_" + name)
         if not isinstance(arr, np.ndarray) or arr.dtype != np.int64 or arr.ndim != 1:
             raise TypeError(f"argument 'block.{name}': expected a 1-D int64 array, found {type_name(arr)}")
     sources = int(cb[j + 1] - cb[j])
-    if block.indptr.size != sources + 1:
+    if block._indptr.size != sources + 1:
         raise ValueError(f"argument 'block.indptr': expected {sources + 1} entries (the sources of column block "
-                         f"{j} + 1), found {block.indptr.size}")
+                         f"{j} + 1), found {block._indptr.size}")
     if block.__dict__.get(CHECKED) != _identity(block):
         from .._validate import check_indptr
 
-        check_indptr("block.indptr", block.indptr, block.indices.size)
-        ids = block.indices
+        check_indptr("block.indptr", block._indptr, block._indices.size)
+        ids = block._indices
         if ids.size and (int(ids.min()) < rb[i] or int(ids.max()) >= rb[i + 1]):
             pos = int(np.argmax((ids < rb[i]) | (ids >= rb[i + 1])))
             raise ValueError(f"argument 'block.indices': expected destination ids in the row block "
                              f"[{int(rb[i])}, {int(rb[i + 1])}), found {int(ids[pos])} at position {pos}")
-        check_values("block.values", block.values, ids.size)
+        check_values("block.values", block._values, ids.size)
         _mark(block)
-    elif int(block.indptr[-1]) != block.indices.size:
-        raise ValueError(f"argument 'block.indptr': expected indptr[-1] == len(indices) == {block.indices.size}, "
-                         f"found {int(block.indptr[-1])}")
+    elif int(block._indptr[-1]) != block._indices.size:
+        raise ValueError(f"argument 'block.indptr': expected indptr[-1] == len(indices) == {block._indices.size}, "
+                         f"found {int(block._indptr[-1])}")
 
 
 def block_same(block) -> dict:
     """What must be the same for a block on every rank."""
-    return {"block.n": block.n, "the grid shape": block.grid.shape, "block.row_bounds": np.asarray(block.row_bounds),
-            "block.col_bounds": np.asarray(block.col_bounds),
-            "the dtype of block.values": None if block.values is None else key(block.values.dtype)}
+    return {"block.n": block.n, "the grid shape": block.grid.shape, "block.row_bounds": np.asarray(block._row_bounds),
+            "block.col_bounds": np.asarray(block._col_bounds),
+            "the dtype of block.values": None if block._values is None else key(block._values.dtype)}
 
 
 def check_block(block, where: str, problem: str | None = None, same: dict | None = None):

@@ -66,7 +66,7 @@ def _record_dtype(with_count: bool, value_dtype):
 
 def _new_partition(A, comm) -> np.ndarray:
     """Collective (Allgather): the row partition of the transpose, from each rank's block of columns."""
-    mine = np.array([A.col_offsets[comm.rank + 1] - A.col_offsets[comm.rank]], dtype=np.int64)
+    mine = np.array([A._col_offsets[comm.rank + 1] - A._col_offsets[comm.rank]], dtype=np.int64)
     counts = np.empty(comm.size, dtype=np.int64)
     comm.Allgather(mine, counts)
     offsets = np.zeros(comm.size + 1, dtype=np.int64)
@@ -76,9 +76,9 @@ def _new_partition(A, comm) -> np.ndarray:
 
 def _local_transpose(A, new_offsets):
     """Sort this rank's entries by column (stable) and count how many go to each rank."""
-    order = stable_order(A.indices, int(A.indices.min()) if A.indices.size else 0,
-                         int(A.indices.max()) + 1 if A.indices.size else 0)
-    new_rows = A.indices[order]
+    order = stable_order(A._indices, int(A._indices.min()) if A._indices.size else 0,
+                         int(A._indices.max()) + 1 if A._indices.size else 0)
+    new_rows = A._indices[order]
     new_cols = A.local_rows()[order]
     # contiguous partition: destinations are monotone in the sorted new rows
     bounds = np.searchsorted(new_rows, new_offsets)
@@ -135,21 +135,21 @@ def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
     if isinstance(A, XCSR):
         return mark_checked(_transpose_xcsr(A, comm, paper_collectives))
     new_offsets = _new_partition(A, comm)
-    words = _pack.value_words(A.values)
+    words = _pack.value_words(A._values)
     num_words = words.shape[1]
-    nnz = A.indices.size
+    nnz = A._indices.size
     chunks = max(1, numba.get_num_threads())
     # sender: a stable bucket pass by destination rank (the partition is contiguous, so a new row's
     # owner follows from its id); the records keep the input's row-major order inside each bucket
-    row_bounds = nnz_balanced_row_bounds(A.indptr, chunks)
+    row_bounds = nnz_balanced_row_bounds(A._indptr, chunks)
     counts = np.zeros((chunks, comm.size), dtype=np.int64)
-    _pack.destination_counts(A.indptr, A.indices, new_offsets, row_bounds, counts)
+    _pack.destination_counts(A._indptr, A._indices, new_offsets, row_bounds, counts)
     send_counts = counts.sum(axis=0).astype(np.int64)
     heads = exclusive_scan(send_counts)[None, :] + np.cumsum(counts, axis=0) - counts
     send_block = _sort._take_scratch(nnz * 8 * (2 + num_words))
     try:
         records = send_block[: nnz * 8 * (2 + num_words)].view(np.int64).reshape(nnz, 2 + num_words)
-        _pack.pack_by_destination(A.indptr, A.indices, words, new_offsets, row_bounds, np.ascontiguousarray(heads),
+        _pack.pack_by_destination(A._indptr, A._indices, words, new_offsets, row_bounds, np.ascontiguousarray(heads),
                                   A.first_row, records)
         recv_counts = alltoall_counts(comm, send_counts)
         total = int(recv_counts.sum())
@@ -167,8 +167,9 @@ def transpose(A: DistCSR, *, paper_collectives: bool = False) -> DistCSR:
             _sort._give_scratch(recv_block)
     finally:
         _sort._give_scratch(send_block)
-    values = None if A.values is None else _pack.words_to_values(out_words, A.values.dtype)
-    return mark_checked(DistCSR(comm, (A.shape[1], A.shape[0]), new_offsets, A.row_offsets, indptr, indices, values))
+    values = None if A._values is None else _pack.words_to_values(out_words, A._values.dtype)
+    return mark_checked(DistCSR._own(comm, (A.shape[1], A.shape[0]), new_offsets, A._row_offsets, indptr, indices,
+                                     values))
 
 
 def _sort_received(received, first, n_local, num_words, max_col):
@@ -232,7 +233,7 @@ def _transpose_xcsr(A: XCSR, comm, paper_collectives: bool) -> XCSR:
     order, new_rows, new_cols, send_cells = _local_transpose(A, new_offsets)
     recv_cells = alltoall_counts(comm, send_cells)
     cells = np.empty(order.size, dtype=_record_dtype(True, None))
-    cells["row"], cells["col"], cells["count"] = new_rows, new_cols, A.cell_counts[order]
+    cells["row"], cells["col"], cells["count"] = new_rows, new_cols, A._cell_counts[order]
     received = alltoallv_records(comm, cells, send_cells, recv_cells)
     # values per destination: the cell counts of each destination's block of cells
     cell_bounds = exclusive_scan(np.r_[send_cells, 0])
@@ -244,14 +245,14 @@ def _transpose_xcsr(A: XCSR, comm, paper_collectives: bool) -> XCSR:
         recv_bounds = exclusive_scan(np.r_[recv_cells, 0])
         got = np.r_[0, np.cumsum(received["count"])]
         recv_values = (got[recv_bounds[1:]] - got[recv_bounds[:-1]]).astype(np.int64)
-    values_sent = A.values[_value_runs(A.cell_counts, order)]
+    values_sent = A._values[_value_runs(A._cell_counts, order)]
     values_got = alltoallv_records(comm, np.ascontiguousarray(values_sent), send_values, recv_values)
     me = comm.rank
     n_local = int(new_offsets[me + 1] - new_offsets[me])
     perm, indptr = _restore(received["row"], int(new_offsets[me]), n_local)
     counts = np.ascontiguousarray(received["count"])
     values = values_got[_value_runs(counts, perm)]
-    return XCSR(comm, (A.shape[1], A.shape[0]), new_offsets, A.row_offsets, indptr,
+    return XCSR._own(comm, (A.shape[1], A.shape[0]), new_offsets, A._row_offsets, indptr,
                 np.ascontiguousarray(received["col"][perm]), values, counts[perm])
 
 
@@ -291,7 +292,7 @@ def gather_to_root_transpose(A: DistCSR, root: int = 0) -> DistCSR:
         indptr, indices, values = whole
         t_indptr, t_indices, perm = _sort.transpose_compressed(indptr, indices, None, A.shape[1])
         t_values = None if values is None else values[perm]
-        counts = np.diff(A.col_offsets)
+        counts = np.diff(A._col_offsets)
         return DistCSR.scatter(t_indptr.astype(np.int64), t_indices.astype(np.int64), t_values, comm, root=root,
-                               row_counts=counts, shape=(A.shape[1], A.shape[0]), col_offsets=A.row_offsets)
-    return DistCSR.scatter(None, None, None, comm, root=root, shape=None, col_offsets=A.row_offsets)
+                               row_counts=counts, shape=(A.shape[1], A.shape[0]), col_offsets=A._row_offsets)
+    return DistCSR.scatter(None, None, None, comm, root=root, shape=None, col_offsets=A._row_offsets)

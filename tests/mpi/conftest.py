@@ -45,3 +45,21 @@ def random_partition(rng, n: int, parts: int) -> np.ndarray:
     if parts > 2:
         counts[0], counts[1] = 0, counts[0] + counts[1]  # rank 0 empty: the reference code's bug case
     return counts.astype(np.int64)
+
+
+def write_into_each(obj, names) -> list[str]:
+    """Try to write into (and to rebind) each array ``obj`` hands out; the names of those that took it."""
+    took = []
+    for name in names:
+        arr = getattr(obj, name)
+        try:
+            arr[...] = arr[::-1].copy()  # reversed offsets or ids: the next kernel would index past its arrays
+            took.append(name)
+        except ValueError as exc:
+            assert "read-only" in str(exc), (name, exc)
+        try:
+            setattr(obj, name, np.zeros(1, np.int64))
+            took.append(f"{name} (rebound)")
+        except AttributeError:
+            pass
+    return took

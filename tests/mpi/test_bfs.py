@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import all_ranks
+from conftest import all_ranks, write_into_each
 from scipy.sparse.csgraph import shortest_path
 
 import graphkern as gk
@@ -76,6 +76,31 @@ def test_block_bounds_are_kept_privately(comm):
         for v in given.values():
             v[:] = [n] * len(v)  # a partition nothing can index by
         assert _check(bfs_2d(block, 0), g, 0, src, dst, n, comm), kind
+
+
+BLOCK_ARRAYS = ("row_bounds", "col_bounds", "indptr", "indices", "values")
+
+
+@pytest.mark.parametrize("kind", ["from_edges", "transpose", "direct"])
+def test_what_a_block_hands_out_is_read_only(comm, kind):
+    """graphkern._validate.read_only at Block2D: every array a block hands out (its fields and the
+    destinations of ``edges()``) refuses writes and rebinding, a block built directly keeps copies of the
+    caller's arrays, and the search stays that of the untouched graph."""
+    src, dst, n = GRAPHS["directed"]
+    g = gk.Graph.from_coo(src, dst, num_nodes=n)
+    mine = slice(comm.rank, None, comm.size)
+    grid = Grid2D(comm, 1, comm.size)
+    block = Block2D.from_edges(grid, src[mine], dst[mine], n, np.arange(src.size, dtype=np.float64)[mine])
+    if kind == "transpose":  # the transpose of the transpose: the same graph, made by graphkern
+        block = block.transpose().transpose()
+    elif kind == "direct":
+        given = {name: np.array(getattr(block, name)) for name in BLOCK_ARRAYS}
+        block = Block2D(grid, n, **given)
+        for arr in given.values():
+            arr[...] = n  # ids and bounds nothing can index by
+    assert all_ranks(comm, write_into_each(block, BLOCK_ARRAYS) == [])
+    assert all_ranks(comm, not block.edges()[1].flags.writeable)
+    assert _check(bfs_2d(block, 0), g, 0, src, dst, n, comm)
 
 
 @pytest.mark.fast

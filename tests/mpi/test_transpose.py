@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import all_ranks, random_partition
+from conftest import all_ranks, random_partition, write_into_each
 from mpi4py import MPI
 
 from graphkern.distributed import XCSR, DistCSR, DistributedError, gather_to_root_transpose, transpose
@@ -131,6 +131,52 @@ def test_col_offsets_are_kept_privately(comm):
         assert same_on_root(comm, transpose(A).gather(), want), kind
 
 
+MATRIX_ARRAYS = ("row_offsets", "col_offsets", "indptr", "indices", "values")
+
+
+@pytest.mark.parametrize("kind", ["DistCSR", "XCSR", "transposed", "scattered", "canonical", "to_csr"])
+def test_what_a_matrix_hands_out_is_read_only(comm, kind):
+    """graphkern._validate.read_only at the distributed matrices: every array a DistCSR or XCSR hands out,
+    from each way of making one, refuses writes and rebinding, and the matrix's results stay those of the
+    untouched input (its own arrays, which the kernels read, are never frozen)."""
+    rng = np.random.default_rng(21)
+    indptr, cols, values, rows = random_csr(rng, 20, 20, 70)
+    A = DistCSR.from_global(indptr, cols, values, comm)
+    names = MATRIX_ARRAYS
+    if kind in ("XCSR", "to_csr"):
+        X = XCSR.from_csr(A)
+        A, names = (X, (*MATRIX_ARRAYS, "cell_counts")) if kind == "XCSR" else (X.to_csr(), MATRIX_ARRAYS)
+    elif kind == "transposed":
+        A = transpose(transpose(A))
+    elif kind == "scattered":
+        whole = (indptr, cols, values) if comm.rank == 0 else (None, None, None)
+        A = DistCSR.scatter(*whole, comm)
+    elif kind == "canonical":
+        A = A.canonical()
+    assert all_ranks(comm, write_into_each(A, names) == [])
+    T = transpose(A)
+    got = (T.to_csr() if kind == "XCSR" else T).gather()
+    assert same_on_root(comm, got, oracle_transpose(indptr, cols, values, rows, 20)), kind
+
+
+def test_a_directly_built_matrix_keeps_copies(comm):
+    """``DistCSR(comm, shape, ...)`` and ``XCSR(...)`` built from a caller's arrays keep copies: the caller
+    overwriting every array after the call leaves the transpose that of the untouched input."""
+    rng = np.random.default_rng(22)
+    indptr, cols, values, rows = random_csr(rng, 20, 20, 70)
+    want = oracle_transpose(indptr, cols, values, rows, 20)
+    A = DistCSR.from_global(indptr, cols, values, comm)
+    given = {name: np.array(getattr(A, name)) for name in MATRIX_ARRAYS}
+    B = DistCSR(comm, A.shape, **given)
+    X = XCSR.from_csr(A)
+    given_x = {name: np.array(getattr(X, name)) for name in (*MATRIX_ARRAYS, "cell_counts")}
+    Y = XCSR(comm, X.shape, **given_x)
+    for arr in (*given.values(), *given_x.values()):
+        arr[...] = 10**9
+    assert same_on_root(comm, transpose(B).gather(), want)
+    assert same_on_root(comm, transpose(Y).to_csr().gather(), want)
+
+
 def test_structured_values_and_no_values(comm):
     rng = np.random.default_rng(3)
     indptr, cols, values, rows = random_csr(rng, 20, 20, 70)
@@ -202,13 +248,13 @@ def test_int64_ids_past_2_31_on_a_synthetic_partition():
     order = stable_order(ids, int(ids.min()), int(ids.max()) + 1)  # a span of 2^33: the comparison sort
     assert np.array_equal(ids[order], np.sort(ids))
 
-    class Rows:  # a stand-in for a DistCSR block whose rows start past 2^32
-        indices = ids
-        indptr = np.array([0, 3, 7], dtype=np.int64)
+    class Rows:  # a stand-in for a DistCSR block whose rows start past 2^32 (the kernels read _indices)
+        _indices = ids
+        _indptr = np.array([0, 3, 7], dtype=np.int64)
         first_row = 2**32 + 3
 
         def local_rows(self):
-            return np.repeat(np.array([self.first_row, self.first_row + 1], dtype=np.int64), np.diff(self.indptr))
+            return np.repeat(np.array([self.first_row, self.first_row + 1], dtype=np.int64), np.diff(self._indptr))
 
     order, new_rows, new_cols, send_counts = _local_transpose(Rows(), offsets)
     assert new_rows.dtype == np.int64 and new_cols.dtype == np.int64

@@ -154,14 +154,17 @@ def test_long_arrays_travel_as_a_digest():
     assert key(np.dtype(np.float32)) != key(np.dtype(np.float64))
 
 
-def test_a_checked_object_is_not_scanned_again_until_its_arrays_change(comm):
+def test_a_directly_built_object_is_scanned_at_its_first_call(comm):
+    """Only graphkern's constructors mark an object checked: one built directly from arrays (a new object
+    with copies of them) is scanned at its first collective call, a bad id on one rank caught on all."""
     A = built(comm)
     bfs_1d(A, 0)
-    A.indices = A.indices.copy()
+    indices = A.indices.copy()
     if comm.rank == comm.size - 1:
-        A.indices[:1] = N  # a new array is scanned again and caught
+        indices[:1] = N  # every rank holds two or more rows of the even partition
+    B = corrupt(A, indices=indices)
     with pytest.raises(DistributedError, match="A.indices"):
-        bfs_1d(A, 0)
+        bfs_1d(B, 0)
 
 
 def test_scatter_col_offsets_must_end_at_the_roots_columns(comm):

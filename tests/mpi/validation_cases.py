@@ -9,7 +9,6 @@ value of the lowest rank is taken as intended); "all", a condition only the rank
 row counts adding up), every rank named; "root", only the root's data is read, so only the root is named.
 """
 
-import dataclasses
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -59,8 +58,11 @@ def built(comm, cls=DistCSR):
 
 
 def corrupt(A, **fields):
-    """A copy of ``A`` with some fields replaced (new arrays, so the object is checked again)."""
-    return dataclasses.replace(A, **fields)
+    """A new object like ``A`` with some fields replaced, built directly (it keeps copies of the arrays,
+    checked at its first collective call)."""
+    names = ["comm", "shape", "row_offsets", "col_offsets", "indptr", "indices", "values"]
+    names += ["cell_counts"] if isinstance(A, XCSR) else []
+    return type(A)(**{name: fields.get(name, getattr(A, name)) for name in names})
 
 
 # ----------------------------------------------------------------------------- the cases

@@ -1,7 +1,6 @@
 """The bad-input cases of test_validation.py for the processor grid, the 2-D blocks, BFS and the distributed
 Graph500 run (the kinds and placements: validation_cases.py)."""
 
-import dataclasses
 
 import numpy as np
 from validation_cases import Case, N, built, edges, even_offsets, ids_out_of_range, on_built, other_partition
@@ -125,7 +124,9 @@ def _block_call(call, **fields):
     def build(comm, bad):
         block = _block(comm)
         if bad:
-            block = dataclasses.replace(block, **{k: (v(block) if callable(v) else v) for k, v in fields.items()})
+            given = {k: (v(block) if callable(v) else v) for k, v in fields.items()}
+            names = ("grid", "n", "row_bounds", "col_bounds", "indptr", "indices", "values")
+            block = Block2D(**{name: given.get(name, getattr(block, name)) for name in names})
         return lambda: call(block)
 
     return build

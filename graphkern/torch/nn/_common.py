@@ -7,10 +7,56 @@ import numpy as np
 import torch
 
 from ... import _cuda
+from ..._validate import INT64_MAX, check_bool, check_int_scalar, check_real_scalar, type_name
 from ...dispatch import kept_in_degrees
 from ...graph import Graph
 from .._tensors import _node_counts, _reverse
 from ..autograd import sddmm, spmm
+
+
+def check_layer_args(*, sizes=None, pairs=None, counts=None, rates=None, reals=None, flags=None, functions=None):
+    """A layer's constructor arguments, each checked by its kind before any parameter is made.
+
+    Without it a malformed size reaches ``torch.empty`` (a RuntimeError or an error naming torch's own
+    argument), a rate reaches ``nn.Dropout``, a hop count of ``2**70`` loops for ever, and a function
+    that is not callable fails only in ``forward``. Each keyword maps argument names to values.
+
+    Parameters
+    ----------
+    sizes : dict, optional
+        Integers >= 1 (feature widths, heads, relation and type counts).
+    pairs : dict, optional
+        Sizes that may also be a ``(source, destination)`` pair of sizes (a bipartite layer's ``in_feats``).
+    counts : dict, optional
+        Integers >= 0 (hop counts).
+    rates : dict, optional
+        Real numbers in ``[0, 1]`` (dropout probabilities, teleport probabilities).
+    reals : dict, optional
+        Finite real numbers.
+    flags : dict, optional
+        ``True`` or ``False``.
+    functions : dict, optional
+        None or a callable (activations, norms, modules).
+    """
+    for name, value in (pairs or {}).items():
+        if isinstance(value, tuple) and len(value) == 2:
+            check_int_scalar(f"{name}[0]", value[0], 1, INT64_MAX)
+            check_int_scalar(f"{name}[1]", value[1], 1, INT64_MAX)
+        else:
+            check_int_scalar(name, value, 1, INT64_MAX)
+    for name, value in (sizes or {}).items():
+        check_int_scalar(name, value, 1, INT64_MAX)
+    for name, value in (counts or {}).items():
+        check_int_scalar(name, value, 0, INT64_MAX)
+    for name, value in (rates or {}).items():
+        check_real_scalar(name, value, 0.0, 1.0)
+    for name, value in (reals or {}).items():
+        check_real_scalar(name, value)
+    for name, value in (flags or {}).items():
+        check_bool(name, value)
+    for name, value in (functions or {}).items():
+        if value is not None and not callable(value):
+            raise TypeError(f"argument '{name}': expected None or a callable, found {type_name(value)}")
 
 
 def _check_zero_in_degree(g: Graph, allow: bool, layer: str):

@@ -7,11 +7,11 @@ import torch
 from torch import nn
 
 from ... import _cuda
-from ..._validate import check_choice
+from ..._validate import check_bool, check_choice
 from ...graph import Graph
 from .._tensors import _graph, _node_counts
 from ..autograd import edge_softmax, sddmm, spmm
-from ._common import _check_edge_weight, _check_zero_in_degree, _checked_pair, _column
+from ._common import _check_edge_weight, _check_zero_in_degree, _checked_pair, _column, check_layer_args
 
 __all__ = ["GraphConv", "GATConv", "SAGEConv"]
 
@@ -36,6 +36,8 @@ class GraphConv(nn.Module):
                  activation=None, allow_zero_in_degree: bool = False):
         super().__init__()
         check_choice("norm", norm, ("none", "both", "right", "left"))
+        check_layer_args(sizes={"in_feats": in_feats, "out_feats": out_feats}, functions={"activation": activation},
+                         flags={"weight": weight, "bias": bias, "allow_zero_in_degree": allow_zero_in_degree})
         self._in_feats, self._out_feats, self._norm = in_feats, out_feats, norm
         self._allow_zero_in_degree = allow_zero_in_degree
         self.weight = nn.Parameter(torch.empty(in_feats, out_feats)) if weight else None
@@ -56,6 +58,8 @@ class GraphConv(nn.Module):
                 edge_weight: torch.Tensor | None = None) -> torch.Tensor:
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GraphConv")
+        if edge_weight is not None:
+            _check_edge_weight(graph, edge_weight, "GraphConv")
         width = self._in_feats if self.weight is not None else None  # an external weight is checked by torch
         feat_src, _ = _checked_pair(feat, graph, "GraphConv", width, width)
         if weight is not None and self.weight is not None:
@@ -111,6 +115,11 @@ class GATConv(nn.Module):
                  negative_slope: float = 0.2, residual: bool = False, activation=None,
                  allow_zero_in_degree: bool = False, bias: bool = True):
         super().__init__()
+        check_layer_args(pairs={"in_feats": in_feats}, sizes={"out_feats": out_feats, "num_heads": num_heads},
+                         rates={"feat_drop": feat_drop, "attn_drop": attn_drop},
+                         reals={"negative_slope": negative_slope},
+                         flags={"residual": residual, "allow_zero_in_degree": allow_zero_in_degree, "bias": bias},
+                         functions={"activation": activation})
         self._num_heads, self._out_feats = num_heads, out_feats
         self._allow_zero_in_degree = allow_zero_in_degree
         in_src, in_dst = in_feats if isinstance(in_feats, tuple) else (in_feats, in_feats)
@@ -125,7 +134,7 @@ class GATConv(nn.Module):
         self.attn_r = nn.Parameter(torch.empty(1, num_heads, out_feats))
         self.feat_drop = nn.Dropout(feat_drop)
         self.attn_drop = nn.Dropout(attn_drop)
-        self.leaky_relu = nn.LeakyReLU(negative_slope)
+        self.leaky_relu = nn.LeakyReLU(float(negative_slope))  # float: torch refuses an int past 64 bits
         # As in DGL 2.1: a linear residual carries the bias (res_fc.bias); otherwise it is a parameter of its
         # own, ``bias`` of shape (num_heads * out_feats,).
         linear_residual = residual and in_dst != num_heads * out_feats
@@ -159,6 +168,7 @@ class GATConv(nn.Module):
     def forward(self, graph: Graph, feat, edge_weight: torch.Tensor | None = None, get_attention: bool = False):
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GATConv")
+        check_bool("get_attention", get_attention)
         h_src, h_dst = _checked_pair(feat, graph, "GATConv", self._in_src_feats, self._in_dst_feats)
         h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
         heads, out = self._num_heads, self._out_feats
@@ -210,6 +220,8 @@ class SAGEConv(nn.Module):
                  norm=None, activation=None):
         super().__init__()
         check_choice("aggregator_type", aggregator_type, self.AGGREGATORS)
+        check_layer_args(pairs={"in_feats": in_feats}, sizes={"out_feats": out_feats}, rates={"feat_drop": feat_drop},
+                         flags={"bias": bias}, functions={"norm": norm, "activation": activation})
         in_src, in_dst = in_feats if isinstance(in_feats, tuple) else (in_feats, in_feats)
         self._in_src_feats, self._in_dst_feats = in_src, in_dst
         self._aggre_type = aggregator_type
@@ -265,6 +277,8 @@ class SAGEConv(nn.Module):
     def forward(self, graph: Graph, feat, edge_weight: torch.Tensor | None = None) -> torch.Tensor:
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         h_src, h_dst = _checked_pair(feat, graph, "SAGEConv", self._in_src_feats, self._in_dst_feats)
+        if edge_weight is not None:
+            _check_edge_weight(graph, edge_weight, "SAGEConv")
         h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
 
         def aggregate(h, reduce):

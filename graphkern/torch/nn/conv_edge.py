@@ -10,7 +10,7 @@ from ... import _cuda
 from ...graph import Graph
 from .._tensors import _graph, _node_counts
 from ..autograd import sddmm, spmm
-from ._common import _check_zero_in_degree, _checked_pair, _column
+from ._common import _check_zero_in_degree, _checked_pair, _column, check_layer_args
 
 __all__ = ["EdgeConv"]
 
@@ -51,6 +51,8 @@ class EdgeConv(nn.Module):
 
     def __init__(self, in_feat: int, out_feat: int, batch_norm: bool = False, allow_zero_in_degree: bool = False):
         super().__init__()
+        check_layer_args(sizes={"in_feat": in_feat, "out_feat": out_feat},
+                         flags={"batch_norm": batch_norm, "allow_zero_in_degree": allow_zero_in_degree})
         self._in_feat = in_feat
         self.batch_norm = batch_norm
         self._allow_zero_in_degree = allow_zero_in_degree

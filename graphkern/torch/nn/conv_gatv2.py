@@ -5,10 +5,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ..._validate import check_bool
 from ...graph import Graph
 from .._tensors import _graph
 from ..autograd import edge_softmax, sddmm, spmm
-from ._common import _check_zero_in_degree, _checked_pair
+from ._common import _check_zero_in_degree, _checked_pair, check_layer_args
 
 __all__ = ["GATv2Conv"]
 
@@ -64,6 +65,11 @@ class GATv2Conv(nn.Module):
                  negative_slope: float = 0.2, residual: bool = False, activation=None,
                  allow_zero_in_degree: bool = False, bias: bool = True, share_weights: bool = False):
         super().__init__()
+        check_layer_args(pairs={"in_feats": in_feats}, sizes={"out_feats": out_feats, "num_heads": num_heads},
+                         rates={"feat_drop": feat_drop, "attn_drop": attn_drop},
+                         reals={"negative_slope": negative_slope},
+                         flags={"residual": residual, "allow_zero_in_degree": allow_zero_in_degree, "bias": bias,
+                                "share_weights": share_weights}, functions={"activation": activation})
         self._num_heads = num_heads
         self._in_src_feats, self._in_dst_feats = in_feats if isinstance(in_feats, tuple) else (in_feats, in_feats)
         self._out_feats = out_feats
@@ -77,7 +83,7 @@ class GATv2Conv(nn.Module):
         self.attn = nn.Parameter(torch.empty(1, num_heads, out_feats))
         self.feat_drop = nn.Dropout(feat_drop)
         self.attn_drop = nn.Dropout(attn_drop)
-        self.leaky_relu = nn.LeakyReLU(negative_slope)
+        self.leaky_relu = nn.LeakyReLU(float(negative_slope))  # float: torch refuses an int past 64 bits
         if residual:
             same = self._in_dst_feats == width
             self.res_fc = nn.Identity() if same else nn.Linear(self._in_dst_feats, width, bias=bias)
@@ -105,6 +111,7 @@ class GATv2Conv(nn.Module):
     def forward(self, graph: Graph, feat, get_attention: bool = False):
         graph = _graph(graph)  # a DynamicGraph: its snapshot, for every kernel of the layer
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GATv2Conv")
+        check_bool("get_attention", get_attention)
         heads, out = self._num_heads, self._out_feats
         if isinstance(feat, (tuple, list)):
             h_src, h_dst = _checked_pair(feat, graph, "GATv2Conv", self._in_src_feats, self._in_dst_feats)

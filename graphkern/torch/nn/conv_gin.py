@@ -12,7 +12,7 @@ from ...graph import Graph
 from ...kernels.cpu.scale_add import add_scaled_rows
 from .._tensors import _array, _device_type, _graph, _reverse, _tensor
 from ..autograd import spmm
-from ._common import _check_edge_weight, _checked_pair, _edge_column
+from ._common import _check_edge_weight, _checked_pair, _edge_column, check_layer_args
 
 __all__ = ["GINConv"]
 
@@ -105,6 +105,8 @@ class GINConv(nn.Module):
                  activation=None):
         super().__init__()
         check_choice("aggregator_type", aggregator_type, self.AGGREGATORS)
+        check_layer_args(reals={"init_eps": init_eps}, flags={"learn_eps": learn_eps},
+                         functions={"apply_func": apply_func, "activation": activation})
         self.apply_func = apply_func
         self._aggregator_type = aggregator_type
         self.activation = activation

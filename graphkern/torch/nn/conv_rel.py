@@ -18,10 +18,12 @@ import torch
 from torch import nn
 
 from ... import _cuda
+from ..._validate import check_bool, type_name
 from ...graph import Graph
 from .._tensors import _graph, _integer_tensor
 from ..autograd import spmm
 from ..segment import gather_mm, segment_mm
+from ._common import check_layer_args
 
 __all__ = ["RelGraphConv", "TypedLinear"]
 
@@ -43,13 +45,23 @@ def _types(name: str, x_type, rows: int, num_types: int, device) -> torch.Tensor
     return x_type
 
 
-def _type_lengths(name: str, x_type: torch.Tensor, num_types: int) -> np.ndarray:
-    """Rows per type for rows sorted by type (``sorted_by_type`` / ``presorted``): checked, on the host."""
+def _type_lengths(name: str, x_type: torch.Tensor, num_types: int, flag: str) -> np.ndarray:
+    """Rows per type for rows sorted by type (``sorted_by_type`` / ``presorted``, named by ``flag``): checked,
+    on the host. The message names both arguments: either one may be the mistake."""
     if x_type.shape[0] > 1 and bool((x_type[1:] < x_type[:-1]).any()):
         pos = int(torch.nonzero(x_type[1:] < x_type[:-1])[0, 0])
-        raise ValueError(f"argument '{name}': expected types in non-decreasing order (sorted by type), found "
-                         f"{int(x_type[pos])} before {int(x_type[pos + 1])} at position {pos}")
+        raise ValueError(f"argument '{name}': expected types in non-decreasing order (argument '{flag}' is True), "
+                         f"found {int(x_type[pos])} before {int(x_type[pos + 1])} at position {pos}")
     return torch.bincount(x_type, minlength=num_types).cpu().numpy()
+
+
+def _check_regularizer(regularizer, num_bases):
+    """``regularizer`` one of None, 'basis', 'bdd' (a string first: a dict or an array is no set member);
+    ``num_bases`` None or a size."""
+    if not (regularizer is None or isinstance(regularizer, str)) or regularizer not in _REGULARIZERS:
+        raise ValueError(f"argument 'regularizer': expected None, 'basis' or 'bdd', found {regularizer!r}")
+    if num_bases is not None:
+        check_layer_args(sizes={"num_bases": num_bases})
 
 
 class TypedLinear(nn.Module):
@@ -73,8 +85,8 @@ class TypedLinear(nn.Module):
     def __init__(self, in_size: int, out_size: int, num_types: int, regularizer: str | None = None,
                  num_bases: int | None = None):
         super().__init__()
-        if regularizer not in _REGULARIZERS:
-            raise ValueError(f"argument 'regularizer': expected None, 'basis' or 'bdd', found {regularizer!r}")
+        _check_regularizer(regularizer, num_bases)
+        check_layer_args(sizes={"in_size": in_size, "out_size": out_size, "num_types": num_types})
         self.in_size, self.out_size, self.num_types = in_size, out_size, num_types
         if regularizer is None:
             self.W = nn.Parameter(torch.empty(num_types, in_size, out_size))
@@ -117,6 +129,9 @@ class TypedLinear(nn.Module):
 
     def _rows(self, x: torch.Tensor, rows: torch.Tensor | None, x_type, sorted_by_type: bool) -> torch.Tensor:
         """``x[rows[i]] @ W[x_type[i]]`` (``rows`` None: every row of ``x`` in order)."""
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"argument 'x': expected a torch.Tensor, found {type_name(x)}")
+        check_bool("sorted_by_type", sorted_by_type)
         count = x.shape[0] if rows is None else rows.shape[0]
         if x.dim() != 2 or x.shape[1] != self.in_size:
             raise ValueError(f"argument 'x': expected shape (N, {self.in_size}), found {tuple(x.shape)}")
@@ -134,7 +149,7 @@ class TypedLinear(nn.Module):
             out = gather_mm(x.reshape(-1, self.submat_in), mats.contiguous(), idx_a=idx_a, idx_b=idx_b)
             return out.reshape(count, self.out_size)
         if sorted_by_type:
-            seglen = _type_lengths("x_type", x_type, self.num_types)
+            seglen = _type_lengths("x_type", x_type, self.num_types, "sorted_by_type")
             inputs = x if rows is None else x.index_select(0, rows)
             return segment_mm(inputs, w.contiguous(), seglen)
         return gather_mm(x, w.contiguous(), idx_a=rows, idx_b=x_type)
@@ -185,6 +200,10 @@ class RelGraphConv(nn.Module):
                  num_bases: int | None = None, bias: bool = True, activation=None, self_loop: bool = True,
                  dropout: float = 0.0, layer_norm: bool = False):
         super().__init__()
+        _check_regularizer(regularizer, num_bases)
+        check_layer_args(sizes={"in_feat": in_feat, "out_feat": out_feat, "num_rels": num_rels},
+                         flags={"bias": bias, "self_loop": self_loop, "layer_norm": layer_norm},
+                         rates={"dropout": dropout}, functions={"activation": activation})
         if regularizer is not None and num_bases is None:
             num_bases = num_rels
         # registered in DGL's order, so that state_dict() lists the keys in DGL's order too
@@ -203,14 +222,15 @@ class RelGraphConv(nn.Module):
     def forward(self, g, feat: torch.Tensor, etypes, norm: torch.Tensor | None = None, *,
                 presorted: bool = False) -> torch.Tensor:
         g = _graph(g)  # a DynamicGraph: its snapshot, for every kernel of the layer
-        self.presorted = presorted
+        self.presorted = check_bool("presorted", presorted)
         if not isinstance(feat, torch.Tensor) or feat.dim() != 2 or feat.shape[0] != g.num_src:
             raise ValueError(f"argument 'feat': expected a tensor of shape ({g.num_src}, {self.linear_r.in_size}) "
                              f"(a row per source node), found {tuple(getattr(feat, 'shape', ()))}")
         edges = g.num_edge_ids
         etypes = _types("etypes", etypes, edges, self.linear_r.num_types, feat.device)
         if presorted:
-            _type_lengths("etypes", etypes, self.linear_r.num_types)  # refuse edges that are not in type order
+            # refuse edges that are not in type order
+            _type_lengths("etypes", etypes, self.linear_r.num_types, "presorted")
         messages = self.linear_r._rows(feat, _sources_by_edge_id(g, feat.device), etypes, presorted)
         if norm is not None:
             if not isinstance(norm, torch.Tensor) or norm.numel() != edges or norm.shape[0] != edges:

@@ -8,10 +8,12 @@ normalisation by DGL's ``EdgeWeightNorm("both")`` of the weights.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..._validate import INT64_MAX, check_int_scalar, type_name
 from ...graph import Graph
 from .._tensors import _graph
 from ..autograd import spmm
@@ -23,14 +25,26 @@ from ._common import (
     _degree_norm,
     _edge_column,
     _edge_weight_norm_both,
+    check_layer_args,
 )
 
 __all__ = ["SGConv", "APPNPConv", "TAGConv", "ChebConv"]
 
 
+def _lambda_max(values, like: torch.Tensor) -> torch.Tensor:
+    """ChebConv's ``lambda_max``: real numbers (a list, an array or a tensor), as a 1-D tensor like ``like``."""
+    try:
+        host = values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"ChebConv: argument 'lambda_max': expected real numbers, found {type_name(values)}") from exc
+    if host.dtype.kind not in "iuf":
+        raise TypeError(f"ChebConv: argument 'lambda_max': expected real numbers, found dtype {host.dtype}")
+    return torch.as_tensor(host, dtype=like.dtype, device=like.device).reshape(-1)
+
+
 def _check_k(k, minimum: int = 0):
-    if isinstance(k, bool) or not isinstance(k, int) or k < minimum:
-        raise ValueError(f"argument 'k': expected an integer >= {minimum}, found {k!r}")
+    # bounded too: a hop count past the index type (2**70) would loop for ever
+    check_int_scalar("k", k, minimum, INT64_MAX)
 
 
 def _propagate(graph: Graph, h: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
@@ -83,6 +97,8 @@ class SGConv(nn.Module):
                  norm=None, allow_zero_in_degree: bool = False):
         super().__init__()
         _check_k(k)
+        check_layer_args(sizes={"in_feats": in_feats, "out_feats": out_feats}, functions={"norm": norm},
+                         flags={"cached": cached, "bias": bias, "allow_zero_in_degree": allow_zero_in_degree})
         self.fc = nn.Linear(in_feats, out_feats, bias=bias)
         self._in_feats = in_feats
         self._cached = cached
@@ -150,6 +166,7 @@ class APPNPConv(nn.Module):
     def __init__(self, k: int, alpha: float, edge_drop: float = 0.0):
         super().__init__()
         _check_k(k)
+        check_layer_args(rates={"alpha": alpha, "edge_drop": edge_drop})
         self._k = k
         self._alpha = alpha
         self.edge_drop = nn.Dropout(edge_drop)
@@ -210,6 +227,8 @@ class TAGConv(nn.Module):
     def __init__(self, in_feats: int, out_feats: int, k: int = 2, bias: bool = True, activation=None):
         super().__init__()
         _check_k(k)
+        check_layer_args(sizes={"in_feats": in_feats, "out_feats": out_feats}, flags={"bias": bias},
+                         functions={"activation": activation})
         self._in_feats = in_feats
         self._out_feats = out_feats
         self._k = k
@@ -275,6 +294,8 @@ class ChebConv(nn.Module):
     def __init__(self, in_feats: int, out_feats: int, k: int, activation=F.relu, bias: bool = True):
         super().__init__()
         _check_k(k, minimum=1)
+        check_layer_args(sizes={"in_feats": in_feats, "out_feats": out_feats}, flags={"bias": bias},
+                         functions={"activation": activation})
         self._k = k
         self._in_feats = in_feats
         self._out_feats = out_feats
@@ -292,7 +313,7 @@ class ChebConv(nn.Module):
             lambda_max = [2.0] * counts.shape[0]
         # A list becomes the features' dtype directly (DGL goes through float32 first, which only rounds
         # float64 features' values differently).
-        lambda_max = torch.as_tensor(lambda_max, dtype=feat.dtype, device=feat.device).reshape(-1)
+        lambda_max = _lambda_max(lambda_max, feat)
         if lambda_max.shape[0] != counts.shape[0]:
             raise ValueError(f"ChebConv: argument 'lambda_max': expected one value per graph of the batch "
                              f"({counts.shape[0]}), found {lambda_max.shape[0]}")

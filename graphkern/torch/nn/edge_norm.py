@@ -8,7 +8,7 @@ from torch import nn
 from ..._validate import check_choice
 from ...graph import Graph
 from .._tensors import _graph
-from ._common import _normalised_edge_weight
+from ._common import _normalised_edge_weight, check_layer_args
 
 __all__ = ["EdgeWeightNorm"]
 
@@ -44,8 +44,9 @@ class EdgeWeightNorm(nn.Module):
     def __init__(self, norm: str = "both", eps: float = 0.0):
         super().__init__()
         check_choice("norm", norm, ("both", "right", "none"))
+        check_layer_args(reals={"eps": eps})
         self._norm = norm
-        self._eps = eps
+        self._eps = float(eps)  # float: torch refuses an int past 64 bits
 
     def forward(self, graph: Graph, edge_weight: torch.Tensor) -> torch.Tensor:
         graph = _graph(graph)  # a DynamicGraph: its snapshot

@@ -259,7 +259,7 @@ def dgl_graphs(kind, data, dgl):
     if kind == "sage":
         g = dgl.graph((torch.from_numpy(data["src"]), torch.from_numpy(data["dst"])), num_nodes=SAGE_NODES)
         sampler = dgl.dataloading.NeighborSampler(list(SAGE_FANOUTS))
-        torch.manual_seed(0)  # the sampler draws from torch's generator: the same blocks in every process
+        dgl.seed(0)  # the same blocks in every process (DGL's sampler has its own generator)
         return [sampler.sample(g, torch.from_numpy(seeds)) for seeds in data["seeds"]]
     g = dgl.graph((torch.from_numpy(data["src"]), torch.from_numpy(data["dst"])), num_nodes=GAT_NODES)
     return dgl.add_self_loop(g)

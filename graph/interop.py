@@ -148,7 +148,9 @@ def from_dgl(cls, dg, *, idtype=None, formats=None) -> GraphBase:
     ``dg.idtype`` unless ``idtype`` is given. A batched DGL graph stays batched (its ``batch_num_nodes``
     and ``batch_num_edges``). Node and edge features are not copied: they are indexed the same way in
     both libraries. CUDA graphs stay on the GPU. A DGL graph restricted to some formats
-    (``dg.formats(["csc"])``) converts too; ``formats`` (default: all) is what the result may build.
+    (``dg.formats(["csc"])``) converts too; ``formats`` (default: all) is what the result may build. A CSC
+    that ``dg`` has created (the blocks DGL's neighbour sampler hands out have one) is copied instead of
+    built again when it is the one graphkern builds (edge ids ascending within every row).
 
     A heterograph with several edge types becomes one square graph numbered as ``dgl.to_homogeneous``
     numbers it (node types in ``dg.ntypes`` order, edge types in ``dg.canonical_etypes`` order), with
@@ -182,6 +184,7 @@ def from_dgl(cls, dg, *, idtype=None, formats=None) -> GraphBase:
     num_src, num_dst = int(dg.num_src_nodes()), int(dg.num_dst_nodes())
     num_nodes = (num_src, num_dst) if bipartite else num_src
     g = cls.from_coo(src, dst, num_nodes=num_nodes, idtype=idtype, formats=formats)
+    _adopt_dgl_csc(g, dg)
     size = int(getattr(dg, "batch_size", 1))
     if size > 1 and not bipartite:
         # the counts live on the graph's device; .cpu() brings a CUDA graph's back (they are small)
@@ -189,6 +192,36 @@ def from_dgl(cls, dg, *, idtype=None, formats=None) -> GraphBase:
         edges = to_host_array("dg.batch_num_edges()", dg.batch_num_edges().cpu()).astype(np.int64)
         g._batch = BatchInfo(nodes, nodes.copy(), edges, edges.copy(), (False,) * size)
     return g
+
+
+def _adopt_dgl_csc(g: GraphBase, dg) -> None:
+    """Give ``g`` the CSC that ``dg`` already holds, when it is the one graphkern would build.
+
+    DGL's neighbour sampler hands out blocks whose CSC is created; a training loop converts a new block
+    every step, and building its CSC again runs the count sort's parallel steps each time. graphkern's CSC
+    of a COO read in edge-id order lists each destination's edges by ascending edge id (the sort is
+    stable); DGL's CSC describes the same edges (DGL keeps its formats consistent), so where its edge ids
+    also ascend within every row the three arrays are the same, and they are copied instead of rebuilt.
+    Anything else (no CSC created, another order, a graph on a GPU, a graph that may not hold a CSC)
+    leaves ``g`` to build its own."""
+    formats = dg.formats() if callable(getattr(dg, "formats", None)) else None
+    if (not isinstance(formats, dict) or "csc" not in formats.get("created", ()) or g.device != "cpu"
+            or not g.allows_format("csc") or g.has_format("csc") or not hasattr(dg, "adj_tensors")):
+        return
+    tensors = dg.adj_tensors("csc")
+    if any(getattr(t, "is_cuda", False) for t in tensors):
+        return
+    indptr, indices, eids = (np.array(to_host_array("dg.adj_tensors('csc')", t), dtype=g.idtype) for t in tensors)
+    edges = g.num_edges
+    if indptr.shape != (g.num_dst + 1,) or indices.shape != (edges,) or eids.shape != (edges,) or (
+            edges and (indptr[0] != 0 or indptr[-1] != edges)):
+        return
+    if edges > 1:
+        row_start = np.zeros(edges, dtype=bool)
+        row_start[indptr[1:-1][indptr[1:-1] < edges]] = True
+        if not bool(np.all((eids[1:] > eids[:-1]) | row_start[1:])):
+            return
+    g._formats["csc"] = (indptr, indices, eids)
 
 
 def _import(module: str, purpose: str):

@@ -145,3 +145,29 @@ def test_batched_graphs_convert_with_their_batch():
     back = gk.batch([g for g, _ in pairs]).to_dgl()
     assert back.batch_size == 3
     assert [_dgl_edges(p) for p in dgl.unbatch(back)] == [_dgl_edges(dg) for _, dg in pairs]
+
+
+def test_from_dgl_takes_a_sampled_blocks_csc_when_it_is_graphkerns():
+    """DGL's sampler hands out blocks with their CSC built; from_dgl copies it instead of sorting again
+    when its edge ids ascend within every row (graphkern's order), and the arrays equal the built ones."""
+    torch.manual_seed(0)
+    dg = dgl.graph((torch.randint(0, 300, (4000,)), torch.randint(0, 300, (4000,))))
+    _, _, blocks = dgl.dataloading.NeighborSampler([5, 5]).sample(dg, torch.arange(20))
+    for block in blocks:
+        g = gk.Graph.from_dgl(block)
+        assert g.has_format("csc")
+        built = gk.Graph.from_coo(*g.edges(), num_nodes=(g.num_src, g.num_dst), idtype=g.idtype)
+        for got, want in zip(g.csc(), built.csc()):
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_from_dgl_builds_its_own_csc_when_dgls_order_differs():
+    # DGL's CSC lists destination 1's edges as 1, 0: graphkern's CSC lists them by ascending edge id
+    dg = dgl.graph(("csc", (torch.tensor([0, 0, 2]), torch.tensor([1, 0]), torch.tensor([1, 0]))))
+    g = gk.Graph.from_dgl(dg)
+    assert not g.has_format("csc")
+    src, dst = dg.edges(order="eid")
+    built = gk.Graph.from_coo(src.numpy(), dst.numpy(), num_nodes=2, idtype=g.idtype)
+    for got, want in zip(g.csc(), built.csc()):
+        assert np.array_equal(got, want)
+    assert g.csc().eids.tolist() == [0, 1]

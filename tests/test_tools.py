@@ -2,6 +2,7 @@
 times graphkern and whatever peers are installed, skips the others by name, and plots."""
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -267,6 +268,23 @@ def test_dgl_family_is_skipped_without_dgl(compare_peers, capsys, monkeypatch):
     assert code == 0
     assert out.err.count("family skipped: dgl (not importable") == 1
     assert "\ndgl " not in out.out
+
+
+def test_dgl_models_family_is_skipped_without_dgl(compare_peers, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "dgl", None)
+    code = compare_peers.main(["--family", "dgl-models", "--peers", ""])
+    out = capsys.readouterr()
+    assert code == 0
+    assert out.err.count("family skipped: dgl-models (dgl not importable") == 1
+    assert "\ndgl-models " not in out.out
+
+
+def test_dgl_models_first_step_runs_without_dgl(capsys, monkeypatch):
+    """The new-process mode of tools/dgl_models.py: graphkern's model alone needs no DGL (GIN here)."""
+    monkeypatch.setitem(sys.modules, "dgl", None)
+    assert _load("dgl_models").main(["--first-step", "gin", "--lib", "graphkern"]) == 0
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert row["model"] == "gin" and row["first_s"] > 0 and row["loss"] > 0
 
 
 def test_dgl_family_on_small_graphs(compare_peers, capsys, tmp_path):

@@ -663,3 +663,22 @@ def test_a_graph_without_edges():
     for layer in (gkt.EdgeConv(4, 2, allow_zero_in_degree=True), gkt.GATv2Conv(4, 2, 1, allow_zero_in_degree=True)):
         assert not layer(g, x).any()
     torch.testing.assert_close(gkt.APPNPConv(3, 0.25)(g, x), 0.25 * x)  # only the teleport term is left
+
+
+@pytest.mark.parametrize("make", [lambda: gkt.GATConv(4, 3, 2, feat_drop=0.5, residual=True),
+                                  lambda: gkt.SAGEConv(4, 3, "mean", feat_drop=0.5)], ids=["gat", "sage"])
+@pytest.mark.parametrize("block", [False, True], ids=["graph", "block"])
+def test_feature_dropout_draws_one_mask_for_a_single_tensor(make, block):
+    """DGL drops a single input tensor once and takes its first num_dst rows as the destinations; the same
+    seed then gives the same masks, and the same output, as dropping the input by hand first."""
+    g = (gk.Graph.from_coo([0, 1, 2, 3, 4], [1, 2, 0, 1, 2], num_nodes=(5, 3)) if block
+         else gk.Graph.from_coo([0, 1, 2, 3, 4], [1, 2, 3, 4, 0]))
+    torch.manual_seed(0)
+    layer = make()
+    x = torch.rand(5, 4) + 0.5
+    torch.manual_seed(1)
+    got = layer(g, x)
+    torch.manual_seed(1)
+    dropped = torch.nn.functional.dropout(x, 0.5, training=True)
+    layer.feat_drop.p = 0.0
+    assert torch.equal(got, layer(g, dropped))

@@ -7,7 +7,9 @@ CPU kernels through ``dgl.ops``), ``bfs`` (every BFS
 algorithm against SciPy, python-graphblas's LAGraph push/pull, igraph and networkit) and ``diameter``
 (BFS on a shuffled grid and a long path, where each level's fixed cost shows) and ``gap`` (BFS against
 the GAP Benchmark Suite's ``bfs`` binary on the same input files: tools/gap_peer.py); ``dgl`` (GNN
-training steps against DGL with the same weights: tools/dgl_peer.py; only when asked for). Every result is
+training steps against DGL with the same weights: tools/dgl_peer.py; only when asked for) and
+``dgl-models`` (four of DGL's example models, GIN, RGCN, GraphSAGE on sampled blocks and GAT: training
+step, their sparse calls and the first step in a new process: tools/dgl_models.py; only when asked for). Every result is
 checked (against the peer, the reference or the Graph500 rules) before anything is timed; then graphkern
 and each peer in turn are called alternately (a round robin of two, per peer; for BFS every algorithm
 and peer takes its turn with all its search keys in a row, as Graph500's kernel 2 runs them)
@@ -24,6 +26,7 @@ the figures that count.
     python tools/compare_peers.py --family diameter --grid-side 1000 --path-length 100000
     python tools/compare_peers.py --family gap --gap-bfs /path/to/gapbs/bfs --gap-scale 20 --json gap.json
     python tools/compare_peers.py --family dgl --repeat 5 --dgl-graph facebook kronecker --json dgl.json
+    DGLBACKEND=pytorch python tools/compare_peers.py --family dgl-models --dm-steps 12 --json models.json
     python tools/compare_peers.py --family planner --planner-scales 14 16 18 --json planner.json
 """
 
@@ -535,8 +538,8 @@ def plot(results, directory, title_note: str) -> list[str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--family", action="append",
-                        choices=["convert", "spmm", "bfs", "diameter", "gap", "dgl", "planner"],
-                        help="run only this family (repeatable; default: all but dgl and planner)")
+                        choices=["convert", "spmm", "bfs", "diameter", "gap", "dgl", "dgl-models", "planner"],
+                        help="run only this family (repeatable; default: all but dgl, dgl-models and planner)")
     parser.add_argument("--scale", type=int, default=18, help="spmm: Graph500 Kronecker scale (symmetric, simple)")
     parser.add_argument("--convert-scale", type=int, default=20, help="convert: Kronecker scale of the edge list")
     parser.add_argument("--bfs-scale", type=int, default=20, help="bfs: Kronecker scale")
@@ -554,6 +557,8 @@ def main(argv=None) -> int:
     gap_peer.add_arguments(parser)
     dgl_peer = _sibling("dgl_peer")
     dgl_peer.add_arguments(parser)
+    dgl_models = _sibling("dgl_models")
+    dgl_models.add_arguments(parser)
     planner_bench = _sibling("planner_bench")
     planner_bench.add_arguments(parser)
     args = parser.parse_args(argv)
@@ -600,6 +605,8 @@ def main(argv=None) -> int:
         results += gap_peer.run_family(args, Result)
     if "dgl" in families:
         results += dgl_peer.run_family(args, Result)
+    if "dgl-models" in families:
+        results += dgl_models.run_family(args, Result)
     if "planner" in families:
         results += planner_bench.run_family(args, Result, round_robin)
     print(format_table(results))

@@ -73,6 +73,17 @@ def _split_feat(feat, g: Graph):
     return feat, feat[: g.num_dst]
 
 
+def _dropped_pair(feat, h_src: torch.Tensor, h_dst: torch.Tensor, g: Graph, dropout):
+    """``dropout`` on a layer's inputs as DGL applies it: once to each tensor of a pair, once to a single
+    tensor whose first ``num_dst`` rows then serve as the destinations. One mask for a single tensor keeps
+    the destination rows equal to the source rows they are, and draws from torch's generator exactly as
+    DGL does, so a seeded model trains in lockstep with DGL's."""
+    if isinstance(feat, (tuple, list)):
+        return dropout(h_src), dropout(h_dst)
+    h_src = dropout(h_src)
+    return h_src, h_src[: g.num_dst]
+
+
 def _column(values: torch.Tensor, ndim: int, dtype) -> torch.Tensor:
     return values.to(dtype).reshape(-1, *([1] * (ndim - 1)))
 

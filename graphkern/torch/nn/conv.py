@@ -11,7 +11,14 @@ from ..._validate import check_bool, check_choice
 from ...graph import Graph
 from .._tensors import _graph, _node_counts
 from ..autograd import edge_softmax, sddmm, spmm
-from ._common import _check_edge_weight, _check_zero_in_degree, _checked_pair, _column, check_layer_args
+from ._common import (
+    _check_edge_weight,
+    _check_zero_in_degree,
+    _checked_pair,
+    _column,
+    _dropped_pair,
+    check_layer_args,
+)
 
 __all__ = ["GraphConv", "GATConv", "SAGEConv"]
 
@@ -170,7 +177,7 @@ class GATConv(nn.Module):
         _check_zero_in_degree(graph, self._allow_zero_in_degree, "GATConv")
         check_bool("get_attention", get_attention)
         h_src, h_dst = _checked_pair(feat, graph, "GATConv", self._in_src_feats, self._in_dst_feats)
-        h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
+        h_src, h_dst = _dropped_pair(feat, h_src, h_dst, graph, self.feat_drop)
         heads, out = self._num_heads, self._out_feats
         if self._bipartite:
             f_src = self.fc_src(h_src).view(-1, heads, out)
@@ -279,7 +286,7 @@ class SAGEConv(nn.Module):
         h_src, h_dst = _checked_pair(feat, graph, "SAGEConv", self._in_src_feats, self._in_dst_feats)
         if edge_weight is not None:
             _check_edge_weight(graph, edge_weight, "SAGEConv")
-        h_src, h_dst = self.feat_drop(h_src), self.feat_drop(h_dst)
+        h_src, h_dst = _dropped_pair(feat, h_src, h_dst, graph, self.feat_drop)
 
         def aggregate(h, reduce):
             if edge_weight is None:

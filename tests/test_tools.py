@@ -45,12 +45,14 @@ def test_compare_peers_every_family_on_a_small_graph(compare_peers, capsys, tmp_
     assert (tmp_path / "r.json").stat().st_size > 0
 
 
-def test_compare_peers_planner_family_times_every_candidate(compare_peers, capsys, monkeypatch):
+def test_compare_peers_planner_family_times_every_candidate(compare_peers, capsys):
     """The planner family on a graph whose features outgrow a tiny L2: every candidate of copy_u_sum (CSC,
     blocks, hub split) and u_dot_v (CSR, blocks) is planned, checked against the planned result and timed."""
-    monkeypatch.setenv("GRAPHKERN_TUNING", "l2_cache_bytes=4096,blocked_min_edges=0")
-    code = compare_peers.main(["--family", "planner", "--planner-scales", "9", "--planner-features", "16", "64",
-                               "--planner-dtypes", "float32", "--planner-idtypes", "int32", "--repeat", "1"])
+    import graphkern as gk
+
+    with gk.tuned(l2_cache_bytes=4096, blocked_min_edges=0):  # what GRAPHKERN_TUNING sets for a whole run
+        code = compare_peers.main(["--family", "planner", "--planner-scales", "9", "--planner-features", "16",
+                                   "64", "--planner-dtypes", "float32", "--planner-idtypes", "int32", "--repeat", "1"])
     out = capsys.readouterr()
     assert code == 0, out.out + out.err
     rows = [line.split() for line in out.out.splitlines() if line.startswith("planner ")]

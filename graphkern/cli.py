@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _calibrate(repeats: int) -> int:
+def _run_calibrate(repeats: int) -> int:
     from . import _calibrate, _calibration
 
     if _calibration.path() is None:
@@ -181,7 +181,7 @@ def main(argv=None) -> int:
             print(f"not calibrated: {_calibration.ENV_VAR}=off", file=sys.stderr)
         return 0
     if args.command == "calibrate":
-        return _calibrate(args.repeats)
+        return _run_calibrate(args.repeats)
     if args.command == "graph500":
         import numba
 

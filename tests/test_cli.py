@@ -163,3 +163,36 @@ def test_busy_processes_beside_torch():
     with busy_processes(1, "torch") as procs:
         assert procs[0].poll() is None  # it said ready: torch is imported and the matmul loop runs
     assert procs[0].returncode is not None and _busy_children() == []
+
+
+def test_calibrate_and_compile_print_and_keep_the_calibration(capsys, monkeypatch, tmp_path):
+    """``graphkern calibrate`` measures and prints where it kept the outcome; ``graphkern compile`` passes
+    ``--no-calibrate`` on and prints the calibration it measured (the measuring and compiling themselves:
+    tests/test_calibration.py; here the command line's wiring, with both stubbed)."""
+    from graphkern import _calibrate, _calibration, precompile
+
+    monkeypatch.setenv(_calibration.ENV_VAR, str(tmp_path / "calibration.json"))
+    result = {"machine": {"cpu": "a test CPU"}, "graph": "a test graph", "repeats": 2, "measured": "now",
+              "decisions": {"spmm_hub_split": {"features": 64, "plain_ms": 2.0, "blocked_ms": 1.0,
+                                               "kernels": {"blocked": "SPMM_BLOCKED_HUBS", "plain": "SPMM_CSC"}}}}
+    asked = []
+    monkeypatch.setattr(_calibrate, "calibrate", lambda repeats: asked.append(repeats) or result)
+    assert cli.main(["calibrate", "--repeats", "2"]) == 0
+    out = capsys.readouterr().out
+    assert asked == [2] and "spmm_hub_split" in out and "SPMM_BLOCKED_HUBS" in out
+    assert str(tmp_path / "calibration.json") in out
+
+    calls = []
+
+    def fake_precompile(**kwargs):
+        calls.append(kwargs["calibrate"])
+        report = precompile.PrecompileReport(tmp_path, jobs=1)
+        report.calibration = result if kwargs["calibrate"] else None
+        return report
+
+    monkeypatch.setattr(precompile, "precompile", fake_precompile)
+    assert cli.main(["compile", "--no-progress", "--family", "spmm"]) == 0
+    assert "spmm_hub_split" in capsys.readouterr().out
+    assert cli.main(["compile", "--no-progress", "--family", "spmm", "--no-calibrate"]) == 0
+    assert "spmm_hub_split" not in capsys.readouterr().out
+    assert calls == [True, False]

@@ -104,6 +104,15 @@ def _total(name: str, counts, what: str) -> int:
     return total
 
 
+def _require_square(g: GraphBase, what: str) -> None:
+    """Refuse a bipartite block with ``num_src != num_dst`` for a transform that takes source id ``i`` and
+    destination id ``i`` for one node (self-loops, induced subgraphs): there they name two nodes, and DGL
+    refuses such a graph (its source and destination node types differ)."""
+    if g.num_src != g.num_dst:
+        raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for {what}, found "
+                         f"{g.num_src} source and {g.num_dst} destination nodes")
+
+
 def _new_graph(like: GraphBase, src, dst, num_src: int, num_dst: int, *, is_block: bool, idtype=None,
                eids=None, num_edge_ids=None, allowed=None) -> GraphBase:
     """A graph over freshly built arrays (already validated by construction, so not checked again)."""
@@ -188,9 +197,7 @@ def add_self_loop(g: GraphBase) -> GraphBase:
     ([0, 1, 0, 1, 2], [1, 1, 0, 1, 2])
     """
     g = require_host_graph("g", g, "the transform")
-    if g.num_src != g.num_dst:
-        raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for self-loops, found "
-                         f"{g.num_src} source and {g.num_dst} destination nodes")
+    _require_square(g, "self-loops")
     n, space = g.num_src, g.num_edge_ids
     _total("g", (space, n), "an edge-id space with one id per new self-loop")
     src, dst, eids = edges_by_id(g)
@@ -214,7 +221,8 @@ def remove_self_loop(g: GraphBase, *, return_eids: bool = False):
 
     As in DGL, edge ids are compacted: new edge ``i`` is the ``i``-th remaining edge by old id. With
     ``return_eids=True`` also returns the old id of each new edge (int64), to carry edge features that live
-    outside ``edata``. A batched graph stays batched, with its per-part edge counts updated.
+    outside ``edata``. A batched graph stays batched, with its per-part edge counts updated. ``g`` must have
+    ``num_src == num_dst``.
 
     Examples
     --------
@@ -227,6 +235,7 @@ def remove_self_loop(g: GraphBase, *, return_eids: bool = False):
     g = require_host_graph("g", g, "the transform")
     if not isinstance(return_eids, (bool, np.bool_)):
         raise TypeError(f"argument 'return_eids': expected a bool, found {type_name(return_eids)}")
+    _require_square(g, "self-loops")
     src, dst, eids = edges_by_id(g)
     keep = src != dst
     kept = eids[keep]
@@ -390,9 +399,7 @@ def node_subgraph(g: GraphBase, nodes) -> GraphBase:
     ([0, 0], [1, 0], [2, 3])
     """
     g = require_host_graph("g", g, "the transform")
-    if g.num_src != g.num_dst:
-        raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for node_subgraph, found "
-                         f"{g.num_src} source and {g.num_dst} destination nodes")
+    _require_square(g, "node_subgraph")
     nids = _node_ids("nodes", nodes, g.num_src)
     new_id = np.full(g.num_src, -1, dtype=np.int64)
     new_id[nids] = np.arange(nids.size)

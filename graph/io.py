@@ -175,7 +175,11 @@ def read_mtx(path, *, idtype=None, edge_data: str | None = "weight"):
     A symmetric matrix yields both directions; values go to ``g.edata[edge_data]`` unless the file is a
     pattern matrix or ``edge_data`` is None. Values are read as the header's field declares them, or the
     file is refused by line: an integer file holding ``1.5``, a pattern file with values, an entry with a
-    missing field.
+    missing field. Every entry of a coordinate file is an edge, numbered row by row in file order within
+    a row: an explicit zero is an edge of value 0, an entry given twice two parallel edges (not their
+    sum). A dense (``array``) file has an edge per non-zero. Any other problem SciPy finds (an index out
+    of range, a value past int64, a missing banner, too few or too many entries) is a ``ValueError``
+    naming the file and SciPy's reason (with its line where SciPy gives one).
     """
     import scipy.io
     import scipy.sparse as sp
@@ -185,9 +189,23 @@ def read_mtx(path, *, idtype=None, edge_data: str | None = "weight"):
     path = _text.file_path(path)
     if _check_mtx_entries(path) == "pattern":  # refuses a path that is not a readable file, by name
         edge_data = None  # a pattern stores no values (scipy would hand over ones)
-    matrix = scipy.io.mmread(path)
-    matrix = sp.csr_array(matrix)
-    return Graph.from_scipy(matrix, idtype=idtype, edge_data=edge_data)
+    try:
+        matrix = scipy.io.mmread(path)
+    except (ValueError, OverflowError) as exc:  # SciPy names the line, not the file; OverflowError: past int64
+        raise ValueError(f"argument 'path': {path!r} is refused as a Matrix Market file: {exc}") from None
+    if not sp.issparse(matrix):  # a dense file: its zeros are not entries
+        return Graph.from_scipy(sp.csr_array(matrix), idtype=idtype, edge_data=edge_data)
+    # the entries as the file lists them: Graph.from_scipy would drop an explicit zero, and a CSR
+    # conversion would sum an entry given twice
+    coo = sp.coo_array(matrix)
+    rows, cols, values = np.asarray(coo.row), np.asarray(coo.col), np.asarray(coo.data)
+    order = np.argsort(rows, kind="stable")
+    num_rows, num_cols = coo.shape
+    g = Graph.from_coo(rows[order], cols[order], num_nodes=num_rows if num_rows == num_cols else coo.shape,
+                       idtype=idtype)
+    if edge_data is not None:
+        g.edata[edge_data] = np.ascontiguousarray(values[order])
+    return g
 
 
 def save(g, path) -> None:

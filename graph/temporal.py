@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import as_index_array, check_bool, check_ids_in_range, check_int_scalar, check_real_scalar, read_only
-from ._edgelist_text import open_input
+from ._edgelist_text import file_path, open_input
 
 __all__ = ["read_temporal_edges", "sliding_window_diffs", "TemporalDiffs", "TemporalGraph"]
 
@@ -53,28 +53,27 @@ def read_temporal_edges(path, *, relabel: bool = True):
     ([0, 1], [1, 2], [20, 30], 3)
     """
     relabel = check_bool("relabel", relabel)
-    text_source = path if hasattr(path, "read") else open_input(path, "r", encoding="utf-8")
-    with text_source as f:
-        first = f.readline()
-        rest = f.read()
+    text, name = _temporal_text(path)
+    first, _, rest = text.partition("\n")
     if "," in first:
         header = [h.strip().lower() for h in first.split(",")]
         if not header[0].lstrip("-").isdigit():
-            cols = {name: i for i, name in enumerate(header)}
+            cols = {column: i for i, column in enumerate(header)}
             try:
                 idx = [cols.get("source", cols.get("src")), cols.get("target", cols.get("dst")), cols["time"]]
             except KeyError as exc:
-                raise ValueError(f"argument 'path': a CSV header needs source, target and time columns, found "
-                                 f"{header}") from exc
-            body = rest
+                raise ValueError(f"argument 'path': line 1 of {name}: a CSV header needs source, target and time "
+                                 f"columns, found {header}") from exc
+            data = _integer_table(rest, name, 2, ",")
         else:
-            idx, body = [0, 1, 3 if len(header) > 3 else 2], first + rest
-        data = np.loadtxt(body.splitlines(), delimiter=",", dtype=np.int64, ndmin=2)
+            idx = [0, 1, 3 if len(header) > 3 else 2]
+            data = _integer_table(text, name, 1, ",")
         src, dst, t = data[:, idx[0]], data[:, idx[1]], data[:, idx[2]]
     else:
-        data = np.loadtxt((first + rest).splitlines(), dtype=np.int64, comments="#", ndmin=2)
+        data = _integer_table(text, name, 1, None)
         if data.shape[1] < 3:
-            raise ValueError(f"argument 'path': expected 'src dst t' per line, found {data.shape[1]} columns")
+            raise ValueError(f"argument 'path': expected 'src dst t' per line of {name}, found {data.shape[1]} "
+                             f"columns")
         src, dst, t = data[:, 0], data[:, 1], data[:, 2]
     order = np.argsort(t, kind="stable")
     src, dst, t = src[order], dst[order], t[order]
@@ -90,6 +89,56 @@ def read_temporal_edges(path, *, relabel: bool = True):
             raise ValueError("argument 'path': negative node ids; read with relabel=True")
         num_nodes = int(max(src.max(), dst.max())) + 1 if src.size else 0
     return src, dst, t, num_nodes
+
+
+def _temporal_text(path) -> tuple[str, str]:
+    """The text of a temporal edge list (a path or an open file) without a UTF-8 byte-order mark, and how
+    messages name it; bytes that are not UTF-8 are refused by line."""
+    if hasattr(path, "read"):
+        name = repr(getattr(path, "name", "the file object"))
+        try:
+            data = path.read()
+        except UnicodeDecodeError as exc:  # a text handle hides where its bytes lie: no line to name
+            raise ValueError(f"argument 'path': {name} is not UTF-8 text ({exc.reason})") from None
+        if isinstance(data, str):
+            return data.removeprefix("\ufeff"), name
+    else:
+        name = repr(file_path(path))
+        with open_input(path, "rb") as fh:
+            data = fh.read()
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"argument 'path': line {line} of {name}: expected UTF-8 text, found byte "
+                         f"0x{data[exc.start]:02x} ({exc.reason})") from None
+
+
+def _integer_table(text: str, name: str, first_line: int, delimiter) -> np.ndarray:
+    """The integer fields of ``text`` (lines from number ``first_line`` of file ``name``; ``#`` comments
+    unless comma-separated), one row a line; a line NumPy refuses is found again here and named."""
+    comments = None if delimiter == "," else "#"
+    try:
+        return np.loadtxt(text.splitlines(), delimiter=delimiter, dtype=np.int64, comments=comments, ndmin=2)
+    except ValueError as exc:
+        # NumPy counts rows, not lines, and names no file: walk the lines to the first bad one
+        width = None
+        for number, line in enumerate(text.splitlines(), start=first_line):
+            body = line.split("#", 1)[0] if comments else line
+            fields = body.split(delimiter)
+            if not body.strip():
+                continue
+            width = len(fields) if width is None else width
+            try:
+                [int(f) for f in fields]
+                ok = len(fields) == width
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"argument 'path': line {number} of {name}: expected {width} integer fields as "
+                                 f"on the first data line, found {line[:80]!r}") from None
+        raise ValueError(f"argument 'path': {name}: {exc}") from None
 
 
 @dataclass

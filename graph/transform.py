@@ -21,7 +21,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import INT32_MAX, as_index_array, check_choice, check_ids_in_range, read_only, to_host_array, type_name
+from .._validate import (
+    INT32_MAX,
+    INT64_MAX,
+    as_index_array,
+    check_choice,
+    check_ids_in_range,
+    read_only,
+    to_host_array,
+    type_name,
+)
 from ._base import GraphBase, require_host_graph
 
 __all__ = ["BatchInfo", "edges_by_id", "add_self_loop", "remove_self_loop", "batch", "unbatch", "node_subgraph",
@@ -83,6 +92,25 @@ def edges_by_id(g: GraphBase):
 def _fit_idtype(idtype: np.dtype, largest: int) -> np.dtype:
     """``idtype``, widened to int64 when ``largest`` (a count or id) would not fit int32."""
     return np.dtype(np.int64) if largest > INT32_MAX else np.dtype(idtype)
+
+
+def _total(name: str, counts, what: str) -> int:
+    """The sum of ``counts`` (Python ints: a NumPy sum of int64 counts wraps silently), refused by name when
+    it passes int64, the widest index type."""
+    total = sum(int(c) for c in counts)
+    if total > INT64_MAX:
+        raise ValueError(f"argument '{name}': expected {what} that int64 can index, at most {INT64_MAX}, "
+                         f"found {total}")
+    return total
+
+
+def _require_square(g: GraphBase, what: str) -> None:
+    """Refuse a bipartite block with ``num_src != num_dst`` for a transform that takes source id ``i`` and
+    destination id ``i`` for one node (self-loops, induced subgraphs): there they name two nodes, and DGL
+    refuses such a graph (its source and destination node types differ)."""
+    if g.num_src != g.num_dst:
+        raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for {what}, found "
+                         f"{g.num_src} source and {g.num_dst} destination nodes")
 
 
 def _new_graph(like: GraphBase, src, dst, num_src: int, num_dst: int, *, is_block: bool, idtype=None,
@@ -169,10 +197,9 @@ def add_self_loop(g: GraphBase) -> GraphBase:
     ([0, 1, 0, 1, 2], [1, 1, 0, 1, 2])
     """
     g = require_host_graph("g", g, "the transform")
-    if g.num_src != g.num_dst:
-        raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for self-loops, found "
-                         f"{g.num_src} source and {g.num_dst} destination nodes")
+    _require_square(g, "self-loops")
     n, space = g.num_src, g.num_edge_ids
+    _total("g", (space, n), "an edge-id space with one id per new self-loop")
     src, dst, eids = edges_by_id(g)
     loops = np.arange(n, dtype=np.int64)
     new_eids = None if space == g.num_edges else np.concatenate([eids, space + loops])
@@ -194,7 +221,8 @@ def remove_self_loop(g: GraphBase, *, return_eids: bool = False):
 
     As in DGL, edge ids are compacted: new edge ``i`` is the ``i``-th remaining edge by old id. With
     ``return_eids=True`` also returns the old id of each new edge (int64), to carry edge features that live
-    outside ``edata``. A batched graph stays batched, with its per-part edge counts updated.
+    outside ``edata``. A batched graph stays batched, with its per-part edge counts updated. ``g`` must have
+    ``num_src == num_dst``.
 
     Examples
     --------
@@ -207,6 +235,7 @@ def remove_self_loop(g: GraphBase, *, return_eids: bool = False):
     g = require_host_graph("g", g, "the transform")
     if not isinstance(return_eids, (bool, np.bool_)):
         raise TypeError(f"argument 'return_eids': expected a bool, found {type_name(return_eids)}")
+    _require_square(g, "self-loops")
     src, dst, eids = edges_by_id(g)
     keep = src != dst
     kept = eids[keep]
@@ -255,7 +284,9 @@ def batch(graphs) -> GraphBase:
     cat = lambda field: np.concatenate([getattr(info, field) for info in infos])  # noqa: E731
     info = BatchInfo(cat("num_src"), cat("num_dst"), cat("num_edges"), cat("num_edge_ids"),
                      tuple(flag for info in infos for flag in info.is_block))
-    num_src, num_dst, space = int(info.num_src.sum()), int(info.num_dst.sum()), int(info.num_edge_ids.sum())
+    num_src = _total("graphs", info.num_src, "source nodes")
+    num_dst = _total("graphs", info.num_dst, "destination nodes")
+    space = _total("graphs", info.num_edge_ids, "edge ids")
     is_block = any(g.is_block for g in graphs) or num_src != num_dst
     src_parts, dst_parts, eid_parts = [], [], []
     src_off = dst_off = eid_off = 0
@@ -368,9 +399,7 @@ def node_subgraph(g: GraphBase, nodes) -> GraphBase:
     ([0, 0], [1, 0], [2, 3])
     """
     g = require_host_graph("g", g, "the transform")
-    if g.num_src != g.num_dst:
-        raise ValueError(f"argument 'g': expected a graph with num_src == num_dst for node_subgraph, found "
-                         f"{g.num_src} source and {g.num_dst} destination nodes")
+    _require_square(g, "node_subgraph")
     nids = _node_ids("nodes", nodes, g.num_src)
     new_id = np.full(g.num_src, -1, dtype=np.int64)
     new_id[nids] = np.arange(nids.size)

@@ -267,6 +267,15 @@ class IndexReductions:
     def first_repeated(ids, space: int) -> tuple[int, int] | None:
         """``(id, count)`` of the smallest id held more than once by ``ids`` (values in ``[0, space)``, not
         empty), or None."""
+        if sparse_id_space(ids.size, space):
+            # a count per id of a space far larger than the ids (a graph's edges spread over 2**40 ids)
+            # would allocate the whole space: sorted, a repeat is two equal neighbours
+            ids = np.sort(ids)
+            same = ids[1:] == ids[:-1]
+            if not same.any():
+                return None
+            dup = int(ids[int(np.argmax(same))])
+            return dup, int(np.count_nonzero(ids == dup))
         seen = np.bincount(ids, minlength=space)
         if int(seen.max()) <= 1:
             return None
@@ -275,6 +284,12 @@ class IndexReductions:
 
 
 HOST_REDUCTIONS = IndexReductions()
+
+
+def sparse_id_space(size: int, space: int) -> bool:
+    """Whether ``size`` ids in ``[0, space)`` are few enough that a pass over the whole space (a count per
+    id) would cost more than sorting the ids."""
+    return space > 4 * size + 1024
 
 
 def check_ids_in_range(name: str, ids, upper: int, what: str = "node ids", *,

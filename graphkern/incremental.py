@@ -74,8 +74,9 @@ class IncrementalBFS:
         The caller keeps every edge in both directions, so out-neighbours are in-neighbours and no
         reverse array is needed.
     fallback_fraction : float, optional
-        Re-labelling more than this fraction of the vertices in one update switches to a fresh search;
-        default: the knob ``incremental_fallback_fraction`` (0.05, graphkern.tuning) when constructed.
+        Re-labelling more than this fraction of the vertices (from 0 to 1; never fewer than the knob
+        ``incremental_min_limit`` vertices) in one update switches to a fresh search; default: the knob
+        ``incremental_fallback_fraction`` (0.05, graphkern.tuning) when constructed.
 
     Examples
     --------
@@ -108,8 +109,9 @@ class IncrementalBFS:
         self._source = check_int_scalar("source", source, low=0, high=max(n - 1, 0))
         if fallback_fraction is None:
             fallback_fraction = tuning.current().incremental_fallback_fraction
-        fallback_fraction = check_real_scalar("fallback_fraction", fallback_fraction, low=0, high=1,
-                                              low_open=True)
+        # the knob's range: with 0, an update searches afresh once it would relabel more than the
+        # knob incremental_min_limit vertices
+        fallback_fraction = check_real_scalar("fallback_fraction", fallback_fraction, low=0, high=1)
         self._lock = threading.RLock()
         self._dg = dg
         self._symmetric = bool(symmetric)

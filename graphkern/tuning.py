@@ -80,10 +80,11 @@ class Tuning:
     a small graph; a value is the size of a real cache, not a trade (``gk.explain`` shows the plan it
     gives)."""
 
-    parts_per_thread: int = knob(8, low=1)
+    parts_per_thread: int = knob(8, low=1, high=1 << 12)
     """Partitions per thread of the row- and destination-parallel kernels (the sparse kernels' row
     bounds and blocks' groups, the BFS levels' parts): enough that a few heavy rows even out, against a
-    per-part cost in every step (no measurement is recorded with the choice)."""
+    per-part cost in every step (no measurement is recorded with the choice). Each call allocates the
+    bounds of all the parts, hence the bound: 4,096 a thread is far past any useful balance."""
 
     use_calibration: int = knob(1, high=1)
     """1: where this machine's calibration is stored (``graphkern compile`` or ``graphkern calibrate``
@@ -157,10 +158,10 @@ class Tuning:
     high-diameter graph's thousands of small levels. Measured by the path and grid rows of ``python
     tools/compare_peers.py --family diameter`` (figures in docs/performance.md)."""
 
-    bfs_serial_levels_per_call: int = knob(4096, low=1)
+    bfs_serial_levels_per_call: int = knob(4096, low=1, high=1 << 20)
     """Levels one serial call (:attr:`bfs_serial_level_edges`) records before it returns to the driver:
     the size of its per-level count buffer, kept with the graph (no measurement is recorded with the
-    choice)."""
+    choice); bounded so that the buffer stays within 8 MB."""
 
     bfs_parallel_record_from: int = knob(1 << 14)
     """A serial run's parents and levels are written by a parallel pass from this many vertices found on,
@@ -267,10 +268,10 @@ class Tuning:
     """Threads per block of the CUDA BFS's launches (no figure is recorded; ``python3 tools/gpu_check.py``,
     rows "bfs ...")."""
 
-    cuda_bfs_launch_blocks: int = knob(0)
+    cuda_bfs_launch_blocks: int = knob(0, high=(1 << 31) - 1)
     """Blocks of every CUDA BFS launch (with :attr:`cuda_bfs_threads` threads each); 0 sizes the grid to
     the graph (a thread per vertex, a cooperative grid as large as resident blocks allow). A fixed count
-    is for testing launch shapes, not for speed."""
+    is for testing launch shapes, not for speed; at most CUDA's largest grid, 2**31 - 1 blocks."""
 
     cuda_bfs_cooperative: int = knob(1, high=1)
     """1: a CUDA search is one cooperative launch with grid barriers between the phases of a level (the host
@@ -315,11 +316,11 @@ class Tuning:
     this fraction of the live edges (at least 64): fewer compactions against more dead slots for readers
     and searches to skip (no measurement is recorded with the choice)."""
 
-    gpma_batch_bytes_per_edge: int = knob(96)
+    gpma_batch_bytes_per_edge: int = knob(96, low=1, high=1 << 12)
     """Working memory a ``DynamicGraph`` batch is taken to need per edge (keys, ids, leaves, slots and masks
     of 8 bytes, with sort buffers): a batch whose need passes the free memory of its device is refused
     before anything changes, rather than failing halfway. An estimate from the arrays a batch allocates,
-    not a timing."""
+    not a timing: below 1 it would admit any batch, past 4 KB an edge it would refuse every batch."""
 
     gpma_small_window: int = knob(512)
     """On the GPU, ``DynamicGraph`` windows of at most this many slots are merged by blocks of one warp

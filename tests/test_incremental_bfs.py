@@ -101,7 +101,9 @@ def test_bad_arguments():
         gk.IncrementalBFS(gk.Graph.from_coo([0], [1]), 0)
     with pytest.raises(ValueError, match="argument 'source'"):
         gk.IncrementalBFS(dg, 3)
-    with pytest.raises(ValueError, match="fallback_fraction"):
-        gk.IncrementalBFS(dg, 0, fallback_fraction=0)
+    for fraction in (-0.1, 1.5):  # the range of the knob incremental_fallback_fraction, [0, 1]
+        with pytest.raises(ValueError, match="argument 'fallback_fraction'"):
+            gk.IncrementalBFS(dg, 0, fallback_fraction=fraction)
+    assert gk.IncrementalBFS(dg, 0, fallback_fraction=0).levels.tolist() == [0, -1, -1]
     assert gk.IncrementalBFS(dg, 0).update() == {"inserted": 0, "deleted": 0, "affected": 0, "relabelled": 0,
                                                  "full_search": False}

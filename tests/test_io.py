@@ -130,6 +130,35 @@ def test_matrix_market_exact_values(tmp_path):
     assert "weight" not in g.edata and g.edges()[1].tolist() == [1, 2]
 
 
+def test_matrix_market_entries_are_edges_as_the_file_lists_them(tmp_path):
+    """An explicit zero is an edge of value 0 and an entry given twice is two parallel edges: a CSR
+    conversion once summed the repeated entry into one edge and Graph.from_scipy dropped the zero."""
+    path = tmp_path / "m.mtx"
+    path.write_text(MTX_HEADER.replace("3 3 2", "3 3 4").format(field="real") + "2 1 0\n1 2 0.5\n1 2 0.25\n3 3 1\n")
+    g = gk.graph.read_mtx(path)
+    src, dst = g.edges()
+    assert (src.tolist(), dst.tolist()) == ([0, 0, 1, 2], [1, 1, 0, 2])  # row by row, file order in a row
+    assert g.edata["weight"].tolist() == [0.5, 0.25, 0.0, 1.0]
+    path.write_text("%%MatrixMarket matrix coordinate integer general\n2 3 1\n2 3 -4\n")
+    g = gk.graph.read_mtx(path)  # a rectangular matrix is a bipartite graph
+    assert (g.num_src, g.num_dst, g.edges()[1].tolist(), g.edata["weight"].tolist()) == (2, 3, [2], [-4])
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 9223372036854775808\n",
+     "Line 3: Integer out of range"),  # SciPy's OverflowError, once let through
+    ("%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1.5\n", "Line 3: Row index out of bounds"),
+    ("%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.5\n", "Truncated file"),
+    ("3 3 1\n1 1 1.5\n", "Missing banner"),
+    ("\ufeff%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n", "Missing banner"),
+])
+def test_matrix_market_files_scipy_refuses_are_value_errors_naming_the_file(tmp_path, text, reason):
+    path = tmp_path / "m.mtx"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"argument 'path': '{path}' is refused as a Matrix Market file: .*{reason}"):
+        gk.graph.read_mtx(path)
+
+
 def test_save_load_round_trip(tmp_path):
     g = gk.Graph.from_coo([0, 2, 1], [1, 0, 0], num_nodes=(3, 2))
     g.edata["w"] = np.array([1.5, 2.5, 3.5])

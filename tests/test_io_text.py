@@ -39,6 +39,14 @@ def test_bad_lines_are_refused_with_number_and_text(tmp_path, text, line, shown)
     assert str(path) in str(info.value) and shown in str(info.value)
 
 
+def test_a_utf8_byte_order_mark_is_not_part_of_the_first_line(tmp_path):
+    for first in ("", "# a comment\n", "src dst w\n"):
+        text = "\ufeff" + first + "0 1 0.5\n1 2 2.5\n"
+        g = gk.graph.read_edgelist(_write(tmp_path, text.encode("utf-8")))
+        assert g.edges()[0].tolist() == [0, 1] and g.edges()[1].tolist() == [1, 2]
+        assert list(g.edata.values())[0].tolist() == [0.5, 2.5]
+
+
 def test_header_only_first_and_only_if_not_numeric(tmp_path):
     g = gk.graph.read_edgelist(_write(tmp_path, "# c\n\nsrc,dst,w\n0,1,0.5\n"))
     assert g.edata["w"].tolist() == [0.5]

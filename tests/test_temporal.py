@@ -48,6 +48,28 @@ def test_percent_change_is_stgraphs_formula_and_bad_arguments():
         temporal.sliding_window_diffs(src, src, base=5000, step=1)
 
 
+def test_temporal_reader_reads_a_byte_order_mark_and_refuses_other_bytes_by_line(tmp_path):
+    """Bytes that are not UTF-8 once escaped as UnicodeDecodeError, and bad fields as NumPy's message
+    counting rows without the file; both are ValueErrors naming the file and line."""
+    path = tmp_path / "t.txt"
+    path.write_bytes("\ufeff0 1 5\n1 2 6\n".encode("utf-8"))
+    src, dst, t, n = temporal.read_temporal_edges(path, relabel=False)
+    assert (src.tolist(), dst.tolist(), t.tolist(), n) == ([0, 1], [1, 2], [5, 6], 3)
+    # byte 10 of range(256) ends line 2
+    for data, line, reason in ((b"0 1 5\n" + bytes(range(256)), 3, "expected UTF-8 text, found byte 0x80"),
+                               (b"# c\n0 1 5\n1 2 \xe9\n", 3, "expected UTF-8 text, found byte 0xe9"),
+                               (b"0 1 5\n1 2 6.5\n", 2, "expected 3 integer fields as on the first data line"),
+                               (b"0 1 5\n\n1 2\n", 3, "expected 3 integer fields"),
+                               (b"source,target,time\n0,1,5\n1,x,6\n", 3, "expected 3 integer fields")):
+        path.write_bytes(data)
+        with pytest.raises(ValueError, match=f"argument 'path': line {line} of '{path}': {reason}"):
+            temporal.read_temporal_edges(path)
+    with open(path, "w", encoding="latin-1") as fh:
+        fh.write("0 1 5\n1 2 \xe9\n")
+    with open(path, encoding="utf-8") as fh, pytest.raises(ValueError, match=f"'{path}' is not UTF-8 text"):
+        temporal.read_temporal_edges(fh)
+
+
 def test_snap_reader_and_relabelling():
     f = io.StringIO("# a comment\n10 20 5\n20 30 1\n10 30 3\n")
     src, dst, t, n = temporal.read_temporal_edges(f)

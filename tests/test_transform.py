@@ -123,8 +123,8 @@ def test_add_self_loop_refuses_a_bipartite_block():
     g = gk.Graph.from_coo([0, 1], [0, 0], num_nodes=(3, 1))
     with pytest.raises(ValueError, match=r"argument 'g': expected a graph with num_src == num_dst.*3 source and 1"):
         g.add_self_loop()
-    # a bipartite block may lose its self-loops (ids equal on both sides); it stays a block
-    h = gk.Graph.from_coo([0, 1], [0, 0], num_nodes=(3, 2)).remove_self_loop()
+    # a square block may lose its self-loops (ids equal on both sides name one node); it stays a block
+    h = gk.Graph.from_coo([0, 1], [0, 0], num_nodes=(2, 2)).remove_self_loop()
     assert h.is_block and _edge_list(h) == ([1], [0])
     with pytest.raises(TypeError, match="argument 'return_eids'"):
         g.remove_self_loop(return_eids="yes")
@@ -489,3 +489,26 @@ def test_importing_graphkern_imports_no_torch_or_dgl():
             "g.to_edge_index(); print(sorted(m for m in ('torch', 'dgl', 'torch_geometric') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_transforms_of_a_bipartite_block_keep_its_sides_or_are_refused_by_name():
+    """A block with num_src != num_dst: transforms that take source id i and destination id i for one node
+    (self-loops, induced subgraphs) are refused as DGL refuses them (remove_self_loop once dropped the
+    edges i -> i between two different nodes); the others keep both sides and the edges."""
+    b = gk.Graph.from_coo([0, 1, 2, 2], [1, 0, 1, 1], num_nodes=(3, 2))
+    refused = {"self-loops": (b.add_self_loop, b.remove_self_loop), "node_subgraph": (lambda: b.node_subgraph([0]),)}
+    for what, calls in refused.items():
+        for call in calls:
+            with pytest.raises(ValueError, match=f"argument 'g': expected a graph with num_src == num_dst for "
+                                                 f"{what}, found 3 source and 2 destination nodes"):
+                call()
+    r = b.reverse()
+    assert (r.num_src, r.num_dst, _edge_list(r)) == (2, 3, ([1, 0, 1, 1], [0, 1, 2, 2]))
+    s = b.simple()
+    assert (s.num_src, s.num_dst, _edge_list(s)[:2]) == (3, 2, ([0, 1, 2], [1, 0, 1]))
+    sub = b.in_subgraph([1])  # destination ids
+    assert (sub.num_src, sub.num_dst, sub.parent_eids.tolist()) == (3, 2, [0, 2, 3])
+    with pytest.raises(ValueError, match="argument 'nodes': expected node ids < 2"):
+        b.in_subgraph([2])
+    bb = gk.batch([b, b])
+    assert (bb.num_src, bb.num_dst, [(p.num_src, p.num_dst) for p in gk.unbatch(bb)]) == (6, 4, [(3, 2), (3, 2)])

@@ -81,6 +81,43 @@ def test_every_knob_declares_a_range_and_refuses_values_outside_it_everywhere():
     assert gk.tuning.current() == tuning.from_environment(os.environ.get(tuning.ENV_VAR))
 
 
+def _what_the_knobs_govern(g, x, w) -> dict:
+    """Results of the CPU paths the knobs govern, on ``g``: searches (one source and batched), sparse
+    kernels, and a dynamic graph with an incremental search through two batches."""
+    src, dst, _ = g.coo()
+    dg = gk.DynamicGraph(g.num_src)
+    dg.apply(insert=(src, dst))
+    inc = gk.IncrementalBFS(dg, 0)
+    dg.apply(delete=(src[:50], dst[:50]))
+    inc.update()
+    snapshot = dg.snapshot().coo()
+    return {"bfs": gk.bfs(g, 0).levels.copy(),
+            "batched bfs": np.stack([r.levels for r in gk.bfs(g, sources=np.arange(10))]),
+            "u_mul_e_sum": gk.ops.u_mul_e_sum(g, x, w), "copy_u_max": gk.ops.copy_u_max(g, x),
+            "u_dot_v": gk.ops.u_dot_v(g, x, x), "edge_softmax": gk.edge_softmax(g, w),
+            "dynamic edges": np.sort(snapshot[0] * g.num_src + snapshot[1]), "incremental": inc.levels.copy()}
+
+
+def test_every_knob_at_either_end_of_its_range_gives_the_same_results():
+    """A value a knob accepts is one the code it governs can run: at its lowest and its highest (an
+    unbounded float knob: 1e300) every CPU path gives the defaults' results. Knobs that size an allocation
+    (parts_per_thread, bfs_serial_levels_per_call) once accepted the largest int64 and failed in NumPy's
+    allocator; gpma_batch_bytes_per_edge refused every batch; incremental_fallback_fraction=0 was taken by
+    the knob and refused by IncrementalBFS."""
+    g = gk.graph.kronecker(7, edgefactor=4, seed=0)
+    rng = np.random.default_rng(0)
+    x = rng.random((g.num_src, 4)).astype(np.float32)
+    w = rng.random((g.num_edges, 1)).astype(np.float32)
+    expected = _what_the_knobs_govern(g, x, w)
+    for field in dataclasses.fields(gk.Tuning):
+        low, high = tuning._range(field.name)
+        for value in (low, 1e300 if high is None else high):
+            with gk.tuned(**{field.name: value}):
+                found = _what_the_knobs_govern(g, x, w)
+            for what, result in expected.items():
+                np.testing.assert_allclose(found[what], result, rtol=1e-5, err_msg=f"{field.name}={value}: {what}")
+
+
 def test_a_merge_cut_into_no_chunks_is_refused_before_the_graph_changes():
     """gpma_merge_chunks=0 once made DynamicGraph.apply insert nothing and report it as done."""
     with pytest.raises(ValueError, match="knob 'gpma_merge_chunks': expected an int from 1 to"):

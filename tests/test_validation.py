@@ -138,6 +138,23 @@ def test_counts_past_int64_are_refused_by_name():
     assert g.num_edge_ids == 2**40 and g.idtype == np.int64
 
 
+def test_a_spread_edge_id_space_is_checked_without_allocating_it():
+    """Edges may hold any ids of a space far larger than memory; their checks (repeats, ids of no edge)
+    once counted over the whole space and failed in NumPy's allocator on a valid graph."""
+    torch = pytest.importorskip("torch")
+    import graphkern.torch as gkt
+
+    src, dst = np.array([0, 1, 2]), np.array([2, 2, 0])
+    g = gk.Graph.from_coo(src, dst, num_nodes=3, eids=np.array([0, 2**40, 7]), num_edge_ids=2**41)
+    assert g.num_edge_ids == 2**41 and g.edges()[1].tolist() == [2, 0, 2]  # in id order: 0, 7, 2**40
+    with pytest.raises(ValueError, match="argument 'eids': expected unique edge ids, found 7 2 times"):
+        gk.Graph.from_coo(src, dst, num_nodes=3, eids=np.array([7, 2**40, 7]), num_edge_ids=2**41)
+    out = gkt.ops.edge_softmax(g, torch.zeros(3, dtype=torch.float64), eids=np.array([2**40, 0, 7]))
+    assert out.tolist() == [0.5, 0.5, 1.0]  # edges 2**40 and 0 share node 2; edge 7 alone into node 0
+    out = gkt.ops.edge_softmax(g, torch.zeros(2, dtype=torch.float64), eids=np.array([0, 2**40]), norm_by="src")
+    assert out.tolist() == [1.0, 1.0]
+
+
 def _id_space_calls():
     """``(label, call, the argument its message names)``: every public argument that names nodes or edges,
     given an id outside the space it names (a node id past the nodes, an edge id past the id space or in
@@ -148,6 +165,9 @@ def _id_space_calls():
     src, dst, n = np.array([0, 1, 2]), np.array([1, 2, 0]), 3
     g = gk.Graph.from_coo(src, dst, num_nodes=n)
     spread = gk.Graph.from_coo(src, dst, num_nodes=n, eids=np.array([0, 2, 4]), num_edge_ids=5)
+    wide = gk.Graph.from_coo(src, dst, num_nodes=n, eids=np.array([0, 2**40, 7]), num_edge_ids=2**41)
+    last_ids = gk.Graph.from_coo(src, dst, num_nodes=n, eids=np.array([0, 1, 2**63 - 2]), num_edge_ids=2**63 - 1)
+    many_nodes = gk.Graph.from_coo(src, dst, num_nodes=2**62)
     dg = gk.DynamicGraph(n)
     dg.apply(insert=(src, dst))
     x = np.ones((n, 2))
@@ -163,6 +183,8 @@ def _id_space_calls():
          lambda: gkt.ops.edge_softmax(spread, torch.ones(1), eids=np.array([5])), "eids"),
         ("torch edge_softmax eids of no edge",
          lambda: gkt.ops.edge_softmax(spread, torch.ones(1), eids=np.array([1])), "eids"),
+        ("torch edge_softmax eids of no edge in a space of 2**41",
+         lambda: gkt.ops.edge_softmax(wide, torch.ones(2), eids=np.array([2**40, 8])), "eids"),
         ("bfs source past the nodes", lambda: gk.bfs(g, n), "source"),
         ("bfs source negative", lambda: gk.bfs(g, -1), "source"),
         ("bfs sources past the nodes", lambda: gk.bfs(g, sources=[0, n]), "sources[1]"),
@@ -189,13 +211,17 @@ def _id_space_calls():
         ("graph500_random_doubles count", lambda: gk.graph.graph500_random_doubles(2**63), "count"),
         ("TemporalGraph base", lambda: gk.graph.temporal.TemporalGraph(src, dst, n, base=4, step=1), "base"),
         ("search_keys num_keys", lambda: gk.graph500.search_keys(g, 2**63), "num_keys"),
+        # totals of counts: each once wrapped past int64 into a negative count or id
+        ("batch nodes past int64", lambda: gk.batch([many_nodes, many_nodes]), "graphs"),
+        ("batch edge ids past int64", lambda: gk.batch([last_ids, g]), "graphs"),
+        ("add_self_loop edge ids past int64", lambda: last_ids.add_self_loop(), "g"),
     ]
 
 
-@pytest.mark.parametrize("case", range(30))
+@pytest.mark.parametrize("case", range(34))
 def test_every_id_argument_is_checked_against_the_space_it_names(case, tmp_path):
     calls = _id_space_calls()
-    assert len(calls) == 30
+    assert len(calls) == 34
     label, call, name = calls[case]
     if call is None:  # a reader's ids against the num_nodes it was given
         path = tmp_path / "g.txt"

@@ -163,6 +163,8 @@ class _DeviceReductions(IndexReductions):
         address."""
         from ..kernels.cuda.sort import histogram
 
+        if _validate.sparse_id_space(ids.size, space):  # a histogram of the space would not fit: the host sorts
+            return _validate.HOST_REDUCTIONS.first_repeated(ids.copy_to_host(), space)
         counts = histogram(ids, space, np.int64)
         if min_max(counts)[1] <= 1:
             return None

@@ -203,17 +203,17 @@ def edge_softmax(graph, logits, eids=ALL, norm_by: str = "dst"):
         raise ValueError(f"argument 'logits': expected one row per id of 'eids' ({ids.size}), found shape "
                          f"{tuple(getattr(logits, 'shape', ()))}")
     src, dst, slots = (_cuda.to_host(arr) for arr in g.coo())
-    if g.num_edge_ids != g.num_edges:  # a spread id space: an id below num_edge_ids may name no edge
-        used = np.zeros(g.num_edge_ids, bool)
-        used[slots] = True
-        unused = np.flatnonzero(~used[ids])
-        if unused.size:
-            raise ValueError(f"argument 'eids': expected ids of edges of the graph, found {int(ids[unused[0]])} "
-                             f"at position {int(unused[0])}, an id no edge has ({g.num_edges} edges in an id "
-                             f"space of {g.num_edge_ids})")
-    ends = np.zeros(g.num_edge_ids, np.int64)  # the node each edge id is normalised over
-    ends[slots] = dst if norm_by == "dst" else src
-    keys = torch.from_numpy(ends[ids]).to(logits.device)
+    # each id looked up among the edges' ids, sorted: a table over the whole id space would allocate it,
+    # and a spread space (edges with ids up to 2**40, say) is valid
+    order = np.argsort(slots, kind="stable")
+    at = np.minimum(np.searchsorted(slots[order], ids), max(slots.size - 1, 0))
+    unused = np.flatnonzero(slots[order][at] != ids) if slots.size else np.arange(ids.size)
+    if unused.size:  # in a spread id space an id below num_edge_ids may name no edge
+        raise ValueError(f"argument 'eids': expected ids of edges of the graph, found {int(ids[unused[0]])} "
+                         f"at position {int(unused[0])}, an id no edge has ({g.num_edges} edges in an id "
+                         f"space of {g.num_edge_ids})")
+    ends = dst if norm_by == "dst" else src  # the node each edge is normalised over
+    keys = torch.from_numpy(ends[order[at]].astype(np.int64)).to(logits.device)
     nodes = g.num_dst if norm_by == "dst" else g.num_src
     index = keys.reshape(-1, *([1] * (logits.dim() - 1))).expand_as(logits)
     shape = (nodes,) + tuple(logits.shape[1:])

@@ -39,6 +39,7 @@ rules whatever is stored (the test suite runs with ``off``); the knob ``use_cali
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -75,9 +76,11 @@ def _cache_size(index: int) -> int:
         return 0
 
 
-def machine() -> dict:
-    """What a calibration is valid for: the CPU model, its L2 and L3 sizes, the cores this process may use,
-    and the versions whose kernels were timed."""
+@functools.cache
+def _hardware_and_versions() -> tuple:
+    """The CPU model, L2 and L3 sizes and the graphkern, numba and llvmlite versions: fixed for the life of
+    a process, and read once (each version is a metadata lookup of about a millisecond, and the planner
+    reads the calibration at every call that a blocked path could serve)."""
     from importlib.metadata import PackageNotFoundError, version
 
     def installed(dist):
@@ -86,12 +89,20 @@ def machine() -> dict:
         except PackageNotFoundError:
             return "none"
 
+    return (_cpu_model(), _cache_size(2), _cache_size(3), installed("graphkern"), installed("numba"),
+            installed("llvmlite"))
+
+
+def machine() -> dict:
+    """What a calibration is valid for: the CPU model, its L2 and L3 sizes, the cores this process may use,
+    and the versions whose kernels were timed."""
+    cpu, l2, l3, graphkern_version, numba_version, llvmlite_version = _hardware_and_versions()
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS, Windows
         cores = os.cpu_count() or 1
-    return {"cpu": _cpu_model(), "l2_bytes": _cache_size(2), "l3_bytes": _cache_size(3), "cores": cores,
-            "graphkern": installed("graphkern"), "numba": installed("numba"), "llvmlite": installed("llvmlite")}
+    return {"cpu": cpu, "l2_bytes": l2, "l3_bytes": l3, "cores": cores, "graphkern": graphkern_version,
+            "numba": numba_version, "llvmlite": llvmlite_version}
 
 
 def path() -> Path | None:
@@ -103,8 +114,12 @@ def path() -> Path | None:
         return Path(explicit)
     from ._numba_cache import cache_root
 
-    key = hashlib.sha256(json.dumps(machine(), sort_keys=True).encode()).hexdigest()[:16]
-    return cache_root() / "calibration" / f"{key}.json"
+    return cache_root() / "calibration" / f"{_key(json.dumps(machine(), sort_keys=True))}.json"
+
+
+@functools.lru_cache(maxsize=8)
+def _key(description: str) -> str:
+    return hashlib.sha256(description.encode()).hexdigest()[:16]
 
 
 def stored() -> dict | None:

@@ -316,11 +316,12 @@ class Tuning:
     this fraction of the live edges (at least 64): fewer compactions against more dead slots for readers
     and searches to skip (no measurement is recorded with the choice)."""
 
-    gpma_batch_bytes_per_edge: int = knob(96, low=1, high=1 << 12)
+    gpma_batch_bytes_per_edge: int = knob(96, high=1 << 12)
     """Working memory a ``DynamicGraph`` batch is taken to need per edge (keys, ids, leaves, slots and masks
     of 8 bytes, with sort buffers): a batch whose need passes the free memory of its device is refused
     before anything changes, rather than failing halfway. An estimate from the arrays a batch allocates,
-    not a timing: below 1 it would admit any batch, past 4 KB an edge it would refuse every batch."""
+    not a timing. 0 admits every batch (the check is off; a merge that then finds no memory for its new arrays
+    still goes in place); past 4 KB an edge it would refuse every batch."""
 
     gpma_small_window: int = knob(512)
     """On the GPU, ``DynamicGraph`` windows of at most this many slots are merged by blocks of one warp

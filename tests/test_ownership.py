@@ -430,3 +430,58 @@ def test_what_graphkern_hands_out_and_gets_back_reaches_no_kernel_read_only():
     etypes.flags.writeable = False
     gkt.RelGraphConv(2, 2, 2).double()(g, torch.rand(N, 2, dtype=torch.float64), etypes)
     assert _read_only_specialisations() == []
+
+
+def _layer_inputs(fwd):
+    """Fresh copies of a layer's forward arguments: float tensors requiring gradients, arrays copied."""
+    fresh = {}
+    for name, value in fwd.items():
+        if isinstance(value, torch.Tensor):
+            value = value.detach().clone()
+            value.requires_grad_(value.is_floating_point())
+        elif isinstance(value, np.ndarray):
+            value = value.copy()
+        fresh[name] = value
+    return fresh
+
+
+def _gradients(layer, inputs):
+    """The gradients of the layer's parameters and of the inputs that require them, after a backward."""
+    return [p.grad.clone() for p in layer.parameters() if p.grad is not None] + [
+        v.grad.clone() for v in inputs.values() if isinstance(v, torch.Tensor) and v.grad is not None]
+
+
+@pytest.mark.parametrize("name", sorted(__import__("test_api_sweep")._layers()[0]))
+def test_no_layer_keeps_a_buffer_its_caller_changes_before_backward(name):
+    """Every layer of graphkern.torch.nn, the class closed: after a forward pass the caller writes into
+    every tensor and array it passed (features, edge weights, edge and node types). The backward pass then
+    either computes the gradients of the untouched forward, or refuses as torch refuses a saved tensor
+    changed in place (its version counter). The arrays (types as NumPy arrays) have no version counter:
+    what backward needs of them is graphkern's own copy. (A tensor written through a NumPy view of its
+    memory is past any torch layer's contract: torch.nn.Linear computes other gradients then too.)"""
+    layers, nn = __import__("test_api_sweep")._layers()
+    ctor, fwd = layers[name]
+    torch.manual_seed(0)
+    layer = getattr(nn, name)(**ctor).double()
+    inputs = _layer_inputs(fwd)
+    layer(**inputs).sum().backward()
+    want = _gradients(layer, inputs)
+    for change_tensors in (True, False):
+        layer.zero_grad()
+        inputs = _layer_inputs(fwd)
+        out = layer(**inputs)
+        for value in inputs.values():  # the caller reuses its buffers before calling backward
+            if isinstance(value, torch.Tensor) and change_tensors:
+                with torch.no_grad():
+                    value.fill_(7)
+            elif isinstance(value, np.ndarray):  # every type id moved to another valid one
+                value[...] = (value + 1) % (value.max() + 1)
+        try:
+            out.sum().backward()
+        except RuntimeError as exc:
+            assert change_tensors and "modified by an inplace operation" in str(exc), exc
+            continue
+        got = _gradients(layer, inputs)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g, w)

@@ -7,7 +7,9 @@ first time a process meets it, and a few milliseconds to load from the cache aft
 :func:`precompile` runs every kernel family over small graphs in each of those shapes, twice: once as a
 small graph plans it, and once with the cache-size knobs lowered so the large-graph paths (destination
 blocks, hub split, edge-order softmax) are planned on the same small graph. Kernels compile to the same
-code either way: the knobs steer the host-side planner only.
+code either way: the knobs steer the host-side planner only. The large-graph paths follow this machine's
+calibration (graphkern._calibration): with ``calibrate=True`` it is measured first, between the two
+phases, so that a blocked path this machine runs slower than the plain kernel is not compiled at all.
 
 ``graphkern compile`` on the command line calls it (with a progress bar and a summary). Run it once after
 installing graphkern or upgrading it, numba or llvmlite, and after moving to a machine with another CPU;

@@ -85,10 +85,15 @@ def _run_calibrate(repeats: int) -> int:
     if _calibration.path() is None:
         print(f"not calibrated: {_calibration.ENV_VAR}=off", file=sys.stderr)
         return 0
-    result = _calibrate.calibrate(repeats)
+    _print_calibration(_calibrate.calibrate(repeats))
+    return 0
+
+
+def _print_calibration(result: dict) -> None:
+    from . import _calibrate, _calibration
+
     print(_calibrate.table(result))
     print(f"kept in {_calibration.path()}")
-    return 0
 
 
 def _graph500_distributed(args) -> int:
@@ -167,7 +172,7 @@ def main(argv=None) -> int:
             return 1
         return 0
     if args.command == "compile":
-        from . import _calibrate, _calibration
+        from . import _calibration
         from .precompile import precompile
 
         report = precompile(dtypes=args.dtype or ("float32",), idtypes=args.idtype or ("int32",),
@@ -175,8 +180,7 @@ def main(argv=None) -> int:
                             progress=not args.no_progress, jobs=args.jobs, calibrate=not args.no_calibrate)
         print(report.table())
         if report.calibration is not None:
-            print(_calibrate.table(report.calibration))
-            print(f"kept in {_calibration.path()}")
+            _print_calibration(report.calibration)
         elif not args.no_calibrate and _calibration.path() is None:
             print(f"not calibrated: {_calibration.ENV_VAR}=off", file=sys.stderr)
         return 0

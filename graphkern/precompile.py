@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _numba_cache
-from ._validate import check_bool
+from ._validate import check_bool, check_int_scalar
 
 FAMILIES = ("spmm", "sddmm", "edge_softmax", "bfs", "dynamic", "torch")
 CALIBRATION = "calibration"  # the group that compiles the kernels graphkern._calibrate measures
@@ -400,8 +400,7 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"argument 'jobs': expected a positive int or None, found {jobs!r}")
     check_bool("calibrate", calibrate)
-    if isinstance(calibrate_repeats, bool) or not isinstance(calibrate_repeats, int) or calibrate_repeats < 1:
-        raise ValueError(f"argument 'calibrate_repeats': expected a positive int, found {calibrate_repeats!r}")
+    check_int_scalar("calibrate_repeats", calibrate_repeats, low=1)
     from tqdm.auto import tqdm
 
     started = time.perf_counter()
@@ -447,7 +446,7 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
         pool = None
         if jobs > 1 and len(groups) > 1:
             import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
+            from concurrent.futures import ProcessPoolExecutor, as_completed
 
             # spawn, not fork: a forked child would inherit Numba's and torch's thread pools mid-state.
             # Groups go out in FAMILIES order, the slowest (spmm) first, and the torch layers, whose
@@ -468,8 +467,6 @@ def precompile(dtypes=("float32",), idtypes=("int32",), families=None, *, ops: s
                     record(group, _run_group(group))
                     bar.update()
                 continue
-            from concurrent.futures import as_completed
-
             futures = {pool.submit(_run_group, group): group for group in phase}
             for future in as_completed(futures):
                 record(futures[future], future.result())

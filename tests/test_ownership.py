@@ -22,6 +22,8 @@ import graphkern as gk
 
 torch = pytest.importorskip("torch")
 
+import test_api_sweep  # (its table of every layer's well-formed arguments; needs torch)
+
 SRC = np.array([0, 1, 2, 3, 3, 1], np.int64)
 DST = np.array([1, 2, 0, 0, 2, 2], np.int64)
 N = 4
@@ -451,7 +453,7 @@ def _gradients(layer, inputs):
         v.grad.clone() for v in inputs.values() if isinstance(v, torch.Tensor) and v.grad is not None]
 
 
-@pytest.mark.parametrize("name", sorted(__import__("test_api_sweep")._layers()[0]))
+@pytest.mark.parametrize("name", sorted(test_api_sweep._layers()[0]))
 def test_no_layer_keeps_a_buffer_its_caller_changes_before_backward(name):
     """Every layer of graphkern.torch.nn, the class closed: after a forward pass the caller writes into
     every tensor and array it passed (features, edge weights, edge and node types). The backward pass then
@@ -459,7 +461,7 @@ def test_no_layer_keeps_a_buffer_its_caller_changes_before_backward(name):
     changed in place (its version counter). The arrays (types as NumPy arrays) have no version counter:
     what backward needs of them is graphkern's own copy. (A tensor written through a NumPy view of its
     memory is past any torch layer's contract: torch.nn.Linear computes other gradients then too.)"""
-    layers, nn = __import__("test_api_sweep")._layers()
+    layers, nn = test_api_sweep._layers()
     ctor, fwd = layers[name]
     torch.manual_seed(0)
     layer = getattr(nn, name)(**ctor).double()
